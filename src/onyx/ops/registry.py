@@ -1,0 +1,244 @@
+"""The operator registry: the ``@op`` decorator and dispatch by (domain, op type, opset).
+
+A kernel is a plain function. Its positional parameters are the ONNX inputs in order (optional ones
+default to ``None``; ``*xs`` for a variadic input); its keyword-only parameters are the attributes, with
+the spec's default as the Python default. Two keyword-only names are special and never attributes:
+
+``_num_outputs``  the number of outputs the node declares (Split, Dropout, LSTM...)
+``_ctx``          the :class:`KernelContext` of the run (random seeds, threads, subgraph runner)
+
+Dispatch picks, for the node's domain, the kernel with the newest ``since <= opset < until``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from onyx.errors import NotImplemented as OnyxNotImplemented
+from onyx.errors import RuntimeException
+
+DEFAULT_DOMAIN = ""
+ML_DOMAIN = "ai.onnx.ml"
+MS_DOMAIN = "com.microsoft"
+PREVIEW_TRAINING_DOMAIN = "ai.onnx.preview.training"
+SPECIAL_PARAMS = ("_num_outputs", "_ctx")
+
+_REQUIRED = object()
+
+
+def normalize_domain(domain: str | None) -> str:
+    """``ai.onnx`` and the empty string both name the default domain."""
+    if not domain or domain == "ai.onnx":
+        return DEFAULT_DOMAIN
+    return domain
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One registered implementation of an operator for a range of opset versions."""
+
+    op_type: str
+    domain: str
+    since: int
+    until: int | None
+    fn: Callable[..., Any]
+    inputs: tuple[str, ...]
+    variadic: bool
+    min_inputs: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    accepts_any_attribute: bool = False
+    wants_num_outputs: bool = False
+    wants_ctx: bool = False
+    shape_fn: Callable[..., Any] | None = None
+
+    @property
+    def version_range(self) -> str:
+        return f"[{self.since}, {self.until if self.until is not None else 'inf'})"
+
+    def required_attributes(self) -> list[str]:
+        return [k for k, v in self.attributes.items() if v is _REQUIRED]
+
+
+_registry: dict[tuple[str, str], list[Kernel]] = {}
+_lock = threading.Lock()
+_loaded = False
+
+
+def _signature(fn: Callable[..., Any]) -> dict[str, Any]:
+    sig = inspect.signature(fn)
+    inputs: list[str] = []
+    min_inputs = 0
+    variadic = False
+    attributes: dict[str, Any] = {}
+    any_attr = False
+    specials = set()
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            inputs.append(p.name)
+            if p.default is p.empty:
+                min_inputs = len(inputs)
+        elif p.kind == p.VAR_POSITIONAL:
+            inputs.append(p.name)
+            variadic = True
+        elif p.kind == p.KEYWORD_ONLY:
+            if p.name in SPECIAL_PARAMS:
+                specials.add(p.name)
+            else:
+                attributes[p.name] = _REQUIRED if p.default is p.empty else p.default
+        elif p.kind == p.VAR_KEYWORD:
+            any_attr = True
+    return dict(
+        inputs=tuple(inputs),
+        min_inputs=min_inputs,
+        variadic=variadic,
+        attributes=attributes,
+        accepts_any_attribute=any_attr,
+        wants_num_outputs="_num_outputs" in specials,
+        wants_ctx="_ctx" in specials,
+    )
+
+
+def register(
+    op_type: str,
+    fn: Callable[..., Any],
+    *,
+    domain: str = DEFAULT_DOMAIN,
+    since: int = 1,
+    until: int | None = None,
+    replace: bool = False,
+) -> Kernel:
+    """Register ``fn`` as the kernel of ``op_type`` for opsets ``since <= v < until``.
+
+    Overlapping version ranges for the same (domain, op) raise at import time unless ``replace``.
+    """
+    domain = normalize_domain(domain)
+    if until is not None and until <= since:
+        raise RuntimeException(f"{op_type}: empty version range [{since}, {until})")
+    kernel = Kernel(op_type=op_type, domain=domain, since=since, until=until, fn=fn, **_signature(fn))
+    key = (domain, op_type)
+    with _lock:
+        existing = _registry.setdefault(key, [])
+        clashes = [k for k in existing if _overlap(k, kernel)]
+        if clashes and not replace:
+            names = ", ".join(f"{k.fn.__module__}.{k.fn.__qualname__} {k.version_range}" for k in clashes)
+            raise RuntimeException(
+                f"operator {domain or 'ai.onnx'}::{op_type} {kernel.version_range} registered twice: "
+                f"clashes with {names}"
+            )
+        for k in clashes:
+            existing.remove(k)
+        existing.append(kernel)
+        existing.sort(key=lambda k: k.since)
+    return kernel
+
+
+def _overlap(a: Kernel, b: Kernel) -> bool:
+    a_end = a.until if a.until is not None else 1 << 30
+    b_end = b.until if b.until is not None else 1 << 30
+    return a.since < b_end and b.since < a_end
+
+
+def op(
+    op_type: str, *, domain: str = DEFAULT_DOMAIN, since: int = 1, until: int | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register the function as the kernel of ``op_type`` for ``since <= opset < until``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(op_type, fn, domain=domain, since=since, until=until)
+        return fn
+
+    return deco
+
+
+def shape_rule(op_type: str, *, domain: str = DEFAULT_DOMAIN) -> Callable[[Callable], Callable]:
+    """Decorator: attach a shape-inference rule to every registered version of ``op_type``."""
+
+    def deco(fn: Callable) -> Callable:
+        _shape_rules[(normalize_domain(domain), op_type)] = fn
+        return fn
+
+    return deco
+
+
+_shape_rules: dict[tuple[str, str], Callable] = {}
+
+
+def get_shape_rule(op_type: str, domain: str = DEFAULT_DOMAIN) -> Callable | None:
+    load_all()
+    return _shape_rules.get((normalize_domain(domain), op_type))
+
+
+def load_all() -> None:
+    """Import every module under ``onyx.ops`` once, so that their ``@op`` decorators run."""
+    global _loaded
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        _loaded = True
+    import onyx.ops as pkg
+
+    for info in pkgutil.walk_packages(pkg.__path__, prefix="onyx.ops."):
+        if info.name.rsplit(".", 1)[-1].startswith("_") or info.name == __name__:
+            continue
+        importlib.import_module(info.name)
+
+
+def lookup(op_type: str, domain: str, opset: int) -> Kernel:
+    """The kernel for ``op_type`` in ``domain`` at ``opset``: the newest ``since <= opset < until``.
+
+    Raises onyx's NotImplemented naming the op, domain and opset and listing the registered ranges.
+    """
+    load_all()
+    domain = normalize_domain(domain)
+    kernels = _registry.get((domain, op_type), [])
+    best = None
+    for k in kernels:
+        if k.since <= opset and (k.until is None or opset < k.until):
+            if best is None or k.since > best.since:
+                best = k
+    if best is None:
+        shown = domain or "ai.onnx"
+        if kernels:
+            ranges = ", ".join(k.version_range for k in kernels)
+            raise OnyxNotImplemented(
+                f"operator {shown}::{op_type} has no kernel for opset {opset}; registered versions: {ranges}"
+            )
+        raise OnyxNotImplemented(f"operator {shown}::{op_type} (opset {opset}) is not implemented")
+    return best
+
+
+def registered() -> dict[tuple[str, str], list[Kernel]]:
+    """A snapshot of the registry: (domain, op type) -> kernels sorted by ``since``."""
+    load_all()
+    with _lock:
+        return {k: list(v) for k, v in _registry.items()}
+
+
+def is_required(value: Any) -> bool:
+    """Whether an attribute default is the marker for 'no default: the attribute is required'."""
+    return value is _REQUIRED
+
+
+@dataclass
+class KernelContext:
+    """What a kernel may need from the run: seeds, thread count, the subgraph runner."""
+
+    intra_op_num_threads: int = 0
+    seed: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def rng(self, seed: float | None = None):
+        """A numpy Generator: seeded from ``seed`` when the node has one."""
+        import numpy as np
+
+        if seed is not None:
+            return np.random.default_rng(int(seed))
+        return np.random.default_rng(self.seed)
