@@ -87,9 +87,8 @@ def main() -> None:
         model_path.write_bytes(data)
         # np.savez (uncompressed) writes no timestamps that change between runs
         np.savez(samples_path, x=x, y=y)
-        print(
-            f"wrote {model_path} ({model_path.stat().st_size} B), {samples_path} ({samples_path.stat().st_size} B)"
-        )
+        for p in (model_path, samples_path):
+            print(f"wrote {p} ({p.stat().st_size} B)")
     acc = check(model_path, samples_path)
     print(f"onnxruntime accuracy on the {N_SAMPLES} samples: {acc:.4f}")
     if acc <= 0.9:
