@@ -1,0 +1,240 @@
+"""Shared machinery of the recurrent operators (RNN, GRU, LSTM).
+
+Every recurrent kernel works the same way: the input projection of all time steps is one GEMM
+(``X @ W^T`` over ``seq_length * batch`` rows), then each time step does one small GEMM for the
+recurrent part (``H @ R^T``) and a few elementwise activations. ``sequence_lens`` is honoured by
+masking (forward) or by reversing each batch entry's valid prefix (reverse direction), so that the
+time loop stays batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+
+# name -> (uses alpha, uses beta, default alpha, default beta)
+_ACTIVATION_PARAMS: dict[str, tuple[bool, bool, float, float]] = {
+    "relu": (False, False, 0.0, 0.0),
+    "tanh": (False, False, 0.0, 0.0),
+    "sigmoid": (False, False, 0.0, 0.0),
+    "affine": (True, True, 1.0, 0.0),
+    "leakyrelu": (True, False, 0.01, 0.0),
+    "thresholdedrelu": (True, False, 1.0, 0.0),
+    "scaledtanh": (True, True, 1.0, 1.0),
+    "hardsigmoid": (True, True, 0.2, 0.5),
+    "elu": (True, False, 1.0, 0.0),
+    "softsign": (False, False, 0.0, 0.0),
+    "softplus": (False, False, 0.0, 0.0),
+}
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # numerically stable: 0.5 * (1 + tanh(x / 2)), computed in place
+    np.multiply(x, 0.5, out=x)
+    np.tanh(x, out=x)
+    np.multiply(x, 0.5, out=x)
+    np.add(x, 0.5, out=x)
+    return x
+
+
+def _make_activation(name: str, alpha: float, beta: float) -> Callable[[np.ndarray], np.ndarray]:
+    """An activation that may overwrite its argument and returns the result."""
+    if name == "tanh":
+        return lambda x: np.tanh(x, out=x)
+    if name == "sigmoid":
+        return _sigmoid
+    if name == "relu":
+        return lambda x: np.maximum(x, 0, out=x)
+    if name == "affine":
+        return lambda x: np.add(np.multiply(x, alpha, out=x), beta, out=x)
+    if name == "leakyrelu":
+        return lambda x: np.where(x >= 0, x, x * alpha).astype(x.dtype, copy=False)
+    if name == "thresholdedrelu":
+        return lambda x: np.where(x >= alpha, x, 0).astype(x.dtype, copy=False)
+    if name == "scaledtanh":
+        return lambda x: np.multiply(np.tanh(np.multiply(x, beta, out=x), out=x), alpha, out=x)
+    if name == "hardsigmoid":
+        return lambda x: np.clip(np.add(np.multiply(x, alpha, out=x), beta, out=x), 0, 1, out=x)
+    if name == "elu":
+        return lambda x: np.where(x >= 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+    if name == "softsign":
+        return lambda x: np.divide(x, 1 + np.abs(x), out=x)
+    if name == "softplus":
+        return lambda x: np.logaddexp(x, 0, out=x)
+    raise InvalidArgument(f"unknown recurrent activation function {name!r}")
+
+
+def activations(
+    names: list[str] | None,
+    alphas: list[float] | None,
+    betas: list[float] | None,
+    defaults: list[str],
+    num_directions: int,
+) -> list[list[Callable[[np.ndarray], np.ndarray]]]:
+    """Per direction, the list of activation callables (f, g[, h]).
+
+    ``activation_alpha``/``activation_beta`` are consumed in order by the activations that take them.
+    """
+    per = len(defaults)
+    if not names:
+        names = defaults * num_directions
+    names = [str(n).lower() for n in names]
+    if len(names) == per and num_directions == 2:
+        names = names * 2
+    if len(names) != per * num_directions:
+        raise InvalidArgument(
+            f"activations: expected {per * num_directions} names for {num_directions} direction(s), "
+            f"got {len(names)}: {names}"
+        )
+    alphas = list(alphas or [])
+    betas = list(betas or [])
+    ai = bi = 0
+    fns = []
+    for n in names:
+        if n not in _ACTIVATION_PARAMS:
+            raise InvalidArgument(f"unknown recurrent activation function {n!r}")
+        uses_a, uses_b, a, b = _ACTIVATION_PARAMS[n]
+        if uses_a and ai < len(alphas):
+            a = alphas[ai]
+            ai += 1
+        if uses_b and bi < len(betas):
+            b = betas[bi]
+            bi += 1
+        fns.append(_make_activation(n, a, b))
+    return [fns[d * per : (d + 1) * per] for d in range(num_directions)]
+
+
+def num_directions_of(direction: str) -> tuple[int, list[bool]]:
+    """(num_directions, [reverse? per direction]). Accepts GRU-1's misspelt default 'foward'."""
+    if direction in ("forward", "foward"):
+        return 1, [False]
+    if direction == "reverse":
+        return 1, [True]
+    if direction == "bidirectional":
+        return 2, [False, True]
+    raise InvalidArgument(f"direction must be forward, reverse or bidirectional, got {direction!r}")
+
+
+def compute_dtype(x: np.ndarray) -> np.dtype:
+    return np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+
+
+class Prepared:
+    """Inputs normalised to layout 0 and the compute dtype, plus sequence-length bookkeeping."""
+
+    def __init__(
+        self,
+        op_name: str,
+        X,
+        W,
+        R,
+        sequence_lens,
+        initial_states: list,
+        hidden_size: int | None,
+        direction: str,
+        layout: int,
+        gates: int,
+    ):
+        if X.ndim != 3:
+            raise InvalidArgument(f"{op_name}: X must be 3-D, got shape {X.shape}")
+        if W.ndim != 3 or R.ndim != 3:
+            raise InvalidArgument(f"{op_name}: W and R must be 3-D, got {W.shape} and {R.shape}")
+        self.out_dtype = X.dtype
+        dt = compute_dtype(X)
+        self.dtype = dt
+        self.layout = layout
+        if layout == 1:
+            X = np.swapaxes(X, 0, 1)
+        elif layout != 0:
+            raise InvalidArgument(f"{op_name}: layout must be 0 or 1, got {layout}")
+        self.D, self.reverse = num_directions_of(direction)
+        T, B, _ = X.shape
+        H = int(hidden_size) if hidden_size else R.shape[-1]
+        if W.shape[0] != self.D or W.shape[1] != gates * H or W.shape[2] != X.shape[2]:
+            raise InvalidArgument(
+                f"{op_name}: W has shape {W.shape}, expected {(self.D, gates * H, X.shape[2])}"
+            )
+        if R.shape != (self.D, gates * H, H):
+            raise InvalidArgument(f"{op_name}: R has shape {R.shape}, expected {(self.D, gates * H, H)}")
+        self.T, self.B, self.H = T, B, H
+        self.X = X.astype(dt, copy=False)
+        self.W = W.astype(dt, copy=False)
+        self.R = R.astype(dt, copy=False)
+        self.initial = []
+        for s in initial_states:
+            if s is None:
+                self.initial.append(np.zeros((self.D, B, H), dtype=dt))
+                continue
+            if layout == 1:
+                s = np.swapaxes(s, 0, 1)
+            if s.shape != (self.D, B, H):
+                raise InvalidArgument(
+                    f"{op_name}: initial state has shape {s.shape}, expected {(self.D, B, H)}"
+                )
+            self.initial.append(s.astype(dt, copy=False))
+        self.lens = None
+        if sequence_lens is not None:
+            lens = np.asarray(sequence_lens).astype(np.int64).reshape(-1)
+            if lens.shape[0] != B:
+                raise InvalidArgument(f"{op_name}: sequence_lens has {lens.shape[0]} entries, batch is {B}")
+            if np.any(lens < 0) or np.any(lens > T):
+                raise InvalidArgument(f"{op_name}: sequence_lens must lie in [0, {T}], got {lens.tolist()}")
+            if not np.all(lens == T):
+                self.lens = lens
+        # mask[t] : (B, 1) bool, true where step t is valid
+        self.mask = None
+        self.rev_index = None
+        if self.lens is not None:
+            t = np.arange(T)[:, None]
+            self.mask = (t < self.lens[None, :])[:, :, None]
+            # per batch entry, reverse the valid prefix; padding stays in place (an involution)
+            self.rev_index = np.where(t < self.lens[None, :], self.lens[None, :] - 1 - t, t)
+
+    def direction_input(self, xw: np.ndarray, d: int) -> np.ndarray:
+        """The (T, B, G*H) input projection in processing order for direction d."""
+        if not self.reverse[d]:
+            return xw
+        if self.rev_index is None:
+            return xw[::-1]
+        return xw[self.rev_index, np.arange(self.B)[None, :]]
+
+    def place_output(self, y: np.ndarray, d: int) -> np.ndarray:
+        """Undo direction_input's reordering on a (T, B, H) output; zero the padding."""
+        if self.mask is not None:
+            y *= self.mask
+        if not self.reverse[d]:
+            return y
+        if self.rev_index is None:
+            return y[::-1]
+        return y[self.rev_index, np.arange(self.B)[None, :]]
+
+    def input_projection(self, d: int, bias: np.ndarray | None) -> np.ndarray:
+        """X @ W[d]^T (+ bias) for all time steps at once: (T, B, G*H)."""
+        T, B = self.T, self.B
+        xw = self.X.reshape(T * B, -1) @ self.W[d].T
+        if bias is not None:
+            xw += bias
+        return xw.reshape(T, B, -1)
+
+    def finish(self, Y: np.ndarray, finals: list[np.ndarray], num_outputs: int):
+        """Pack (Y, Y_h[, Y_c]) in the right layout and dtype; Y: (T, D, B, H)."""
+        outs = [Y, *finals]
+        if self.layout == 1:
+            outs = [np.ascontiguousarray(np.moveaxis(Y, 2, 0))] + [np.swapaxes(f, 0, 1) for f in finals]
+        outs = [o.astype(self.out_dtype, copy=False) for o in outs]
+        n = max(1, min(num_outputs, len(outs)))
+        return tuple(outs[:n]) if n > 1 else outs[0]
+
+
+def split_bias(B, D: int, gates: int, H: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(Wb, Rb) each (D, gates*H); zeros when B is absent."""
+    if B is None:
+        z = np.zeros((D, gates * H), dtype=dtype)
+        return z, z
+    if B.shape != (D, 2 * gates * H):
+        raise InvalidArgument(f"B has shape {B.shape}, expected {(D, 2 * gates * H)}")
+    B = B.astype(dtype, copy=False)
+    return B[:, : gates * H], B[:, gates * H :]
