@@ -1,0 +1,127 @@
+"""Conv: N-d convolution as GEMM.
+
+1x1 kernels are a plain (batched) matmul, depthwise kernels are shifted multiply-adds, everything else
+is im2col (a strided view copied once) followed by one matmul batched over images and groups.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.nn._common import (
+    as_ints,
+    back,
+    check_rank,
+    compute_dtype,
+    im2col,
+    norm_auto_pad,
+    pad_spatial,
+    window_geometry,
+    window_views,
+)
+from onyx.ops.registry import op
+
+
+def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides):
+    """The convolution shared by Conv, ConvInteger and QLinearConv (inputs already in compute dtype)."""
+    check_rank(x, 3, "Conv X")
+    if w.ndim != x.ndim:
+        raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    if kernel_shape:
+        ks = tuple(int(k) for k in kernel_shape)
+        if ks != kernel:
+            raise InvalidArgument(f"Conv: kernel_shape {ks} does not match W of shape {w.shape}")
+    group = int(group)
+    if group <= 0 or c != cg * group or m % group:
+        raise InvalidArgument(
+            f"Conv: X of shape {x.shape} and W of shape {w.shape} do not agree with group={group} "
+            "(need C = W.shape[1] * group and M divisible by group)"
+        )
+    strides = as_ints(strides, nd, 1, "strides")
+    dilations = as_ints(dilations, nd, 1, "dilations")
+    pads = as_ints(pads, 2 * nd, 0, "pads")
+    pb, pe, out, _ = window_geometry(
+        tuple(x.shape[2:]), kernel, strides, dilations, pads, norm_auto_pad(auto_pad)
+    )
+    mg = m // group
+    p = int(np.prod(out))
+    if b is not None and b.shape != (m,):
+        raise InvalidArgument(f"Conv: B of shape {b.shape}, expected ({m},)")
+    if n == 0 or p == 0 or m == 0:
+        return np.zeros((n, m) + out, dtype=x.dtype)
+    kp = int(np.prod(kernel))
+    if kp == 1 and not any(pb) and not any(pe):
+        xs = x
+        if any(s != 1 for s in strides):
+            xs = x[
+                (slice(None), slice(None))
+                + tuple(slice(0, (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(nd))
+            ]
+        cols = xs.reshape(n, group, cg, p)
+        y = np.matmul(w.reshape(group, mg, cg), cols)
+    elif cg == 1 and group == c and kp > 1:
+        y = _depthwise(x, w, pb, pe, kernel, strides, dilations, out)
+    else:
+        xp = pad_spatial(x, pb, pe)
+        cols = im2col(xp, kernel, strides, dilations, out).reshape(n, group, cg * kp, p)
+        y = np.matmul(w.reshape(group, mg, cg * kp), cols)
+    y = y.reshape((n, m) + out)
+    if b is not None:
+        y += b.reshape((m,) + (1,) * nd)
+    return y
+
+
+def _depthwise(x, w, pb, pe, kernel, strides, dilations, out):
+    """One channel per group: sum over kernel offsets of (shifted input) * weight, with out= buffers."""
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    mult = m // c
+    nd = len(kernel)
+    xp = pad_spatial(x, pb, pe)
+    if mult == 1:
+        wk = w.reshape((c, -1) + (1,) * nd)
+        shape = (n, c) + out
+    else:
+        xp = xp[:, :, None]
+        wk = w.reshape((c, mult, -1) + (1,) * nd)
+        shape = (n, c, mult) + out
+    acc = np.empty(shape, dtype=x.dtype)
+    tmp = np.empty(shape, dtype=x.dtype)
+    first = True
+    kflat = 0
+    lead = 2 if mult == 1 else 3
+    for _, view in window_views(xp, kernel, strides, dilations, out, lead=lead):
+        wv = wk[:, kflat] if mult == 1 else wk[:, :, kflat]
+        if first:
+            np.multiply(view, wv, out=acc)
+            first = False
+        else:
+            np.multiply(view, wv, out=tmp)
+            acc += tmp
+        kflat += 1
+    return acc.reshape((n, m) + out)
+
+
+@op("Conv", since=1)
+def conv(
+    X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None, strides=None
+):
+    dtype = X.dtype
+    ct = compute_dtype(dtype)
+    y = conv_forward(
+        X.astype(ct, copy=False),
+        W.astype(ct, copy=False),
+        None if B is None else B.astype(ct, copy=False),
+        auto_pad=auto_pad,
+        dilations=dilations,
+        group=group,
+        kernel_shape=kernel_shape,
+        pads=pads,
+        strides=strides,
+    )
+    return back(y, dtype)

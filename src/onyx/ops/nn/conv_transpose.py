@@ -1,0 +1,126 @@
+"""ConvTranspose: one GEMM per group (batched) producing columns, then col2im by strided adds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.nn._common import as_ints, back, check_rank, compute_dtype, norm_auto_pad
+from onyx.ops.registry import op
+
+
+def col2im_add(cols: np.ndarray, full_shape, kernel, strides, dilations, in_shape, dtype) -> np.ndarray:
+    """Scatter-add ``cols`` (N, M, *kernel, *in_shape) into a zero (N, M, *full_shape) image.
+
+    Column (k, i) lands at position ``i * stride + k * dilation``; one strided add per kernel offset.
+    """
+    nd = len(kernel)
+    n, m = cols.shape[:2]
+    y = np.zeros((n, m) + tuple(full_shape), dtype=dtype)
+    for kidx in np.ndindex(*kernel):
+        sl = tuple(
+            slice(
+                kidx[i] * dilations[i],
+                kidx[i] * dilations[i] + (in_shape[i] - 1) * strides[i] + 1,
+                strides[i],
+            )
+            for i in range(nd)
+        )
+        y[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + kidx]
+    return y
+
+
+@op("ConvTranspose", since=1)
+def conv_transpose(
+    X,
+    W,
+    B=None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    output_padding=None,
+    output_shape=None,
+    pads=None,
+    strides=None,
+):
+    check_rank(X, 3, "ConvTranspose X")
+    dtype = X.dtype
+    ct = compute_dtype(dtype)
+    x = X.astype(ct, copy=False)
+    w = W.astype(ct, copy=False)
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    in_shape = tuple(x.shape[2:])
+    if w.ndim != x.ndim or w.shape[0] != c:
+        raise InvalidArgument(f"ConvTranspose: W of shape {W.shape} does not fit X of shape {X.shape}")
+    group = int(group)
+    if group <= 0 or c % group:
+        raise InvalidArgument(f"ConvTranspose: channels {c} not divisible by group={group}")
+    mg = w.shape[1]
+    m = mg * group
+    cg = c // group
+    kernel = tuple(w.shape[2:])
+    if kernel_shape and tuple(int(k) for k in kernel_shape) != kernel:
+        raise InvalidArgument(
+            f"ConvTranspose: kernel_shape {kernel_shape} does not match W of shape {W.shape}"
+        )
+    strides = as_ints(strides, nd, 1, "strides")
+    dilations = as_ints(dilations, nd, 1, "dilations")
+    opad = as_ints(output_padding, nd, 0, "output_padding")
+    pads = as_ints(pads, 2 * nd, 0, "pads")
+    ap = norm_auto_pad(auto_pad)
+    ek = tuple((kernel[i] - 1) * dilations[i] + 1 for i in range(nd))
+    natural = tuple(strides[i] * (in_shape[i] - 1) + opad[i] + ek[i] for i in range(nd))
+    if output_shape:
+        osh = tuple(int(v) for v in output_shape)[-nd:]
+    elif ap in ("SAME_UPPER", "SAME_LOWER"):
+        osh = tuple(in_shape[i] * strides[i] for i in range(nd))
+    else:
+        osh = None
+    if osh is not None:
+        pb, pe = [], []
+        for i in range(nd):
+            total = natural[i] - osh[i]
+            if ap == "SAME_UPPER":
+                pb.append(total // 2)
+                pe.append(total - total // 2)
+            else:
+                pb.append(total - total // 2)
+                pe.append(total // 2)
+        out = osh
+    else:
+        pb, pe = list(pads[:nd]), list(pads[nd:])
+        if ap == "VALID":
+            pb = pe = [0] * nd
+        out = tuple(natural[i] - pb[i] - pe[i] for i in range(nd))
+    if any(o < 0 for o in out):
+        raise InvalidArgument(f"ConvTranspose: negative output shape {out} for X of shape {X.shape}")
+    kp = int(np.prod(kernel))
+    p = int(np.prod(in_shape))
+    # columns: (N, group, mg * kp, P) = W_g^T (group, mg*kp, cg) @ X (N, group, cg, P)
+    wt = w.reshape(group, cg, mg * kp).transpose(0, 2, 1)
+    cols = np.matmul(wt, x.reshape(n, group, cg, p)).reshape((n, m) + kernel + in_shape)
+    # the full image must hold every column and the cropped window [pb, pb + out)
+    full = tuple(max(natural[i], pb[i] + out[i]) + max(0, -pb[i]) for i in range(nd))
+    shift = tuple(max(0, -pb[i]) for i in range(nd))
+    if any(shift):
+        y = np.zeros((n, m) + full, dtype=ct)
+        inner = col2im_add(cols, natural, kernel, strides, dilations, in_shape, ct)
+        y[(slice(None), slice(None)) + tuple(slice(shift[i], shift[i] + natural[i]) for i in range(nd))] = (
+            inner
+        )
+    else:
+        y = col2im_add(cols, full, kernel, strides, dilations, in_shape, ct)
+    y = y[
+        (slice(None), slice(None))
+        + tuple(slice(pb[i] + shift[i], pb[i] + shift[i] + out[i]) for i in range(nd))
+    ]
+    if B is not None:
+        if B.shape != (m,):
+            raise InvalidArgument(f"ConvTranspose: B of shape {B.shape}, expected ({m},)")
+        y = y + B.astype(ct, copy=False).reshape((m,) + (1,) * nd)
+    else:
+        y = np.ascontiguousarray(y)
+    return back(y, dtype)
