@@ -1,0 +1,35 @@
+"""LayerNormalization: standardise over axes [axis, rank), then scale and shift; Mean and InvStdDev."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.ops.nn._common import back
+from onyx.ops.nn._norm import norm_axis, standardize_rows, stash_dtype
+from onyx.ops.registry import op
+
+
+@op("LayerNormalization", since=17)
+def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1, _num_outputs=1):
+    ax = norm_axis(axis, max(X.ndim, 1), "LayerNormalization")
+    st = stash_dtype(stash_type, X.dtype)
+    lead = X.shape[:ax]
+    rows = int(np.prod(lead))
+    cols = int(np.prod(X.shape[ax:]))
+    x2 = X.astype(st, copy=False).reshape(rows, cols)
+    if x2.size == 0:
+        y = X.copy()
+        mean = np.zeros((rows, 1), st)
+        inv = mean.copy()
+    else:
+        y, mean, inv = standardize_rows(x2, epsilon)
+    y = back(y.reshape(X.shape), X.dtype)
+    y *= Scale.astype(X.dtype, copy=False)
+    if B is not None:
+        y += B.astype(X.dtype, copy=False)
+    if _num_outputs == 1:
+        return y
+    stat_shape = lead + (1,) * (X.ndim - ax)
+    u = np.float32 if stash_type != 16 else stash_dtype(16, X.dtype)
+    outs = (y, mean.reshape(stat_shape).astype(u, copy=False), inv.reshape(stat_shape).astype(u, copy=False))
+    return outs[:_num_outputs]

@@ -1,0 +1,27 @@
+"""RMSNormalization: x / sqrt(mean(x^2 over axes [axis, rank)) + epsilon) * scale."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.ops.nn._common import back
+from onyx.ops.nn._norm import norm_axis, stash_dtype
+from onyx.ops.registry import op
+
+
+@op("RMSNormalization", since=23)
+def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    ax = norm_axis(axis, max(X.ndim, 1), "RMSNormalization")
+    st = stash_dtype(stash_type, X.dtype)
+    rows = int(np.prod(X.shape[:ax]))
+    x2 = X.astype(st, copy=False).reshape(rows, -1) if X.size else X.astype(st).reshape(rows, -1)
+    ms = np.square(x2).mean(axis=1, keepdims=True) if x2.size else np.ones((rows, 1), st)
+    ms += st.type(epsilon)
+    np.sqrt(ms, out=ms)
+    y = x2 / ms
+    y = back(y.reshape(X.shape), X.dtype)
+    odt = scale.dtype
+    if odt == X.dtype:
+        y *= scale
+        return y
+    return (y.astype(np.float32) * scale.astype(np.float32)).astype(odt)
