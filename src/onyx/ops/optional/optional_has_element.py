@@ -1,0 +1,18 @@
+"""OptionalHasElement: whether an optional holds a value (a tensor or sequence input always does)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.ops.registry import op
+
+
+@op("OptionalHasElement", since=15, until=18)
+def optional_has_element_15(input):  # noqa: A002
+    return np.array(input is not None)
+
+
+@op("OptionalHasElement", since=18)
+def optional_has_element_18(input=None):  # noqa: A002
+    # From 18 the input may be absent (false) or a plain tensor/sequence (true). 28 adds element types.
+    return np.array(input is not None)

@@ -1,0 +1,47 @@
+"""Helpers shared by the random kernels: the generator and the output element type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ir.dtypes import to_numpy
+from onyx.ops.registry import KernelContext
+
+
+def generator(ctx: KernelContext | None, seed: float | None) -> np.random.Generator:
+    """The node's generator: seeded from the ``seed`` attribute when present, else from the run."""
+    return (ctx or KernelContext()).rng(seed)
+
+
+def float_dtype(code: int | None, default: np.dtype, op_name: str) -> np.dtype:
+    """The numpy dtype of an output type code that must name a floating-point type."""
+    dt = np.dtype(default) if code is None else to_numpy(code)
+    if dt.kind != "f" and not _is_ml_float(dt):
+        raise InvalidArgument(f"{op_name}: output type {dt} is not a floating-point type")
+    return dt
+
+
+def _is_ml_float(dt: np.dtype) -> bool:
+    # ml_dtypes' bfloat16 and float8 types report kind 'V'; finfo accepts them
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dt)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def cast(values: np.ndarray, dt: np.dtype) -> Any:
+    """float64/float32 samples in the requested type (float32 is computed without a float64 pass)."""
+    return values if values.dtype == dt else values.astype(dt)
+
+
+def shape_of(shape: Any, op_name: str) -> tuple[int, ...]:
+    dims = tuple(int(d) for d in shape)
+    if any(d < 0 for d in dims):
+        raise InvalidArgument(f"{op_name}: shape {list(dims)} has a negative dimension")
+    return dims

@@ -1,0 +1,22 @@
+"""StringSplit: split every string on a delimiter (or on runs of whitespace), padding with ""."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.ops.registry import op
+from onyx.ops.string._common import as_strings
+
+
+@op("StringSplit", since=20)
+def string_split(X, *, delimiter=None, maxsplit=None):
+    x = as_strings(X, "StringSplit")
+    sep = delimiter or None  # None or "": split on runs of whitespace, stripping both ends
+    limit = -1 if maxsplit is None else int(maxsplit)
+    parts = [s.split(sep, limit) for s in x.reshape(-1).tolist()]
+    counts = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    width = int(counts.max()) if len(parts) else 0
+    y = np.full((len(parts), width), "", dtype=object)
+    for i, p in enumerate(parts):
+        y[i, : len(p)] = p
+    return y.reshape(x.shape + (width,)), counts.reshape(x.shape)

@@ -1,0 +1,31 @@
+"""Helpers shared by the optimizer kernels of ai.onnx.preview.training."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+
+
+def scalar(value: Any, what: str) -> float:
+    arr = np.asarray(value)
+    if arr.size != 1:
+        raise InvalidArgument(f"{what} must be a scalar, got shape {arr.shape}")
+    return float(arr.reshape(-1)[0])
+
+
+def groups(inputs: tuple, per_tensor: int, op_name: str) -> list[list[np.ndarray]]:
+    """Split the variadic inputs into ``per_tensor`` groups of n tensors each (X..., G..., H...)."""
+    if not inputs or len(inputs) % per_tensor:
+        raise InvalidArgument(
+            f"{op_name}: {len(inputs)} tensor inputs after R and T; expected a positive multiple of {per_tensor}"
+        )
+    n = len(inputs) // per_tensor
+    out = [[np.asarray(t) for t in inputs[k * n : (k + 1) * n]] for k in range(per_tensor)]
+    for i in range(n):
+        shapes = [g[i].shape for g in out]
+        if any(s != shapes[0] for s in shapes):
+            raise InvalidArgument(f"{op_name}: tensor {i} and its state have different shapes {shapes}")
+    return out
