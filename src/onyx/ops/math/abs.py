@@ -1,10 +1,15 @@
-"""Abs: elementwise absolute value."""
+"""Abs: elementwise absolute value (integers wrap: abs(INT_MIN) == INT_MIN, as in C)."""
 
 import numpy as np
 
 from onyx.ops.registry import op
 
 
-@op("Abs", since=1)
-def abs_(x):
-    return np.abs(x)
+@op("Abs", since=1, until=6)
+def abs_1(x, *, consumed_inputs=None):
+    return np.abs(x, out=...)
+
+
+@op("Abs", since=6)
+def abs_6(x):
+    return np.abs(x, out=...)

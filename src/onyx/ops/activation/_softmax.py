@@ -1,0 +1,52 @@
+"""Softmax, LogSoftmax and Hardmax share their axis handling.
+
+Opsets 1-12 coerce the input to 2-D (dimensions before ``axis`` by dimensions from ``axis`` on) and
+work on the second dimension; opset 13 works along ``axis`` itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.ops.math._common import F32, NATIVE_FLOATS, norm_axis
+
+
+def softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.subtract(x, m, out=...)
+    np.exp(e, out=e)
+    s = np.sum(e, axis=axis, keepdims=True)
+    e /= s
+    return e
+
+
+def log_softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    d = np.subtract(x, m, out=...)
+    e = np.exp(d)
+    s = np.sum(e, axis=axis, keepdims=True)
+    np.log(s, out=s)
+    d -= s
+    return d
+
+
+def hardmax(x, axis):
+    out = np.zeros_like(x)
+    idx = np.argmax(x, axis=axis, keepdims=True)
+    np.put_along_axis(out, idx, 1, axis=axis)
+    return out
+
+
+def run(op_type, fn, x, axis, coerce_2d):
+    ax = norm_axis(axis, x.ndim, op_type)
+    dt = x.dtype
+    if x.size == 0:
+        return x.copy()
+    xc = x if dt in NATIVE_FLOATS or fn is hardmax else x.astype(F32)
+    if coerce_2d:
+        shape = x.shape
+        n = int(np.prod(shape[:ax], dtype=np.int64))
+        y = fn(xc.reshape(n, -1), 1).reshape(shape)
+    else:
+        y = fn(xc, ax)
+    return y if y.dtype == dt else y.astype(dt)

@@ -1,0 +1,45 @@
+"""PRelu: x for x >= 0, slope * x otherwise; slope broadcasts to x (unidirectionally from opset 7).
+
+Opsets 1 and 6 describe a slope of size 1 or one value per channel (axis 1); a 1-D per-channel slope
+that numpy would align with the last axis instead is reshaped to axis 1 for those opsets.
+"""
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.registry import op
+
+
+def _prelu(x, slope):
+    try:
+        y = np.multiply(x, slope, out=...)
+    except ValueError:
+        raise InvalidArgument(f"PRelu: slope {slope.shape} does not broadcast to X {x.shape}") from None
+    if y.shape != x.shape:
+        raise InvalidArgument(f"PRelu: slope {slope.shape} broadcasts X {x.shape} to a larger shape")
+    if y.dtype != x.dtype:
+        y = y.astype(x.dtype)
+    return np.where(x < 0, y, x)
+
+
+def _legacy_slope(x, slope):
+    if slope.size == 1:
+        return slope.reshape(())
+    if slope.ndim == 1 and x.ndim >= 2 and slope.shape[0] == x.shape[1]:
+        return slope.reshape((-1,) + (1,) * (x.ndim - 2))
+    return slope
+
+
+@op("PRelu", since=1, until=6)
+def p_relu_1(x, slope, *, consumed_inputs=None):
+    return _prelu(x, _legacy_slope(x, slope))
+
+
+@op("PRelu", since=6, until=7)
+def p_relu_6(x, slope):
+    return _prelu(x, _legacy_slope(x, slope))
+
+
+@op("PRelu", since=7)
+def p_relu_7(x, slope):
+    return _prelu(x, slope)

@@ -1,0 +1,20 @@
+"""Softsign: x / (1 + |x|)."""
+
+import numpy as np
+
+from onyx.ops.activation._common import float_kernel
+from onyx.ops.registry import op
+
+
+def _softsign(x):
+    d = np.abs(x, out=...)
+    d += 1
+    return np.divide(x, d, out=d)
+
+
+_run = float_kernel(_softsign)
+
+
+@op("Softsign", since=1)
+def softsign_1(x):
+    return _run(x)

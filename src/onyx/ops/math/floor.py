@@ -1,0 +1,15 @@
+"""Floor: elementwise floor."""
+
+import numpy as np
+
+from onyx.ops.registry import op
+
+
+@op("Floor", since=1, until=6)
+def floor_1(x, *, consumed_inputs=None):
+    return np.floor(x, out=...)
+
+
+@op("Floor", since=6)
+def floor_6(x):
+    return np.floor(x, out=...)

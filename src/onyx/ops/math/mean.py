@@ -1,0 +1,23 @@
+"""Mean: elementwise mean of one or more tensors, with numpy-style broadcasting."""
+
+import numpy as np
+
+from onyx.ops.math.sum import sum_n
+from onyx.ops.registry import op
+
+
+def mean_n(xs):
+    out = sum_n(xs)
+    if len(xs) > 1:
+        np.true_divide(out, len(xs), out=out)
+    return out
+
+
+@op("Mean", since=1, until=6)
+def mean_1(*data_0, consumed_inputs=None):
+    return mean_n(data_0)
+
+
+@op("Mean", since=6)
+def mean_6(*data_0):
+    return mean_n(data_0)

@@ -1,0 +1,15 @@
+"""Reciprocal: elementwise 1/x."""
+
+import numpy as np
+
+from onyx.ops.registry import op
+
+
+@op("Reciprocal", since=1, until=6)
+def reciprocal_1(x, *, consumed_inputs=None):
+    return np.reciprocal(x, out=...)
+
+
+@op("Reciprocal", since=6)
+def reciprocal_6(x):
+    return np.reciprocal(x, out=...)
