@@ -1,0 +1,122 @@
+"""Helpers shared by the tensor-manipulation kernels: axes, index tensors, element-type checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from onyx.errors import InvalidArgument
+
+#: ml_dtypes float types: numpy arithmetic on them is slow or missing, so compute in float32.
+ML_FLOATS = frozenset(
+    np.dtype(t)
+    for t in (
+        ml_dtypes.bfloat16,
+        ml_dtypes.float8_e4m3fn,
+        ml_dtypes.float8_e4m3fnuz,
+        ml_dtypes.float8_e5m2,
+        ml_dtypes.float8_e5m2fnuz,
+        ml_dtypes.float8_e8m0fnu,
+        ml_dtypes.float4_e2m1fn,
+        ml_dtypes.float6_e2m3fn,
+        ml_dtypes.float6_e3m2fn,
+    )
+)
+ML_INTS = frozenset(np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2))
+
+
+def is_ml_dtype(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is one of the ml_dtypes extension types (bfloat16, float8, int4...)."""
+    return dtype in ML_FLOATS or dtype in ML_INTS
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype to do arithmetic in: float32 for the low-precision floats, int types for int4/int2."""
+    if dtype in ML_FLOATS:
+        return np.dtype(np.float32)
+    if dtype in ML_INTS:
+        return np.dtype(np.int8) if dtype.name.startswith("int") else np.dtype(np.uint8)
+    return dtype
+
+
+def norm_axis(axis: Any, rank: int, what: str = "axis") -> int:
+    """``axis`` in ``[-rank, rank)`` as a non-negative int, or InvalidArgument."""
+    a = int(axis)
+    if not -rank <= a < rank:
+        raise InvalidArgument(f"{what} {a} is out of range for a tensor of rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def norm_axes(axes: Iterable[Any], rank: int, what: str = "axes") -> list[int]:
+    """Each axis normalised with :func:`norm_axis`; repeated axes are an error."""
+    out = [norm_axis(a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise InvalidArgument(f"{what} {list(axes)} has repeated entries (rank {rank})")
+    return out
+
+
+def int_list(t: Any, what: str) -> list[int]:
+    """A 0-D or 1-D integer tensor (or a Python list) as a list of ints."""
+    if t is None:
+        return []
+    if isinstance(t, list | tuple):
+        return [int(v) for v in t]
+    arr = np.asarray(t)
+    if arr.dtype.kind not in "iu":
+        raise InvalidArgument(f"{what} must be an integer tensor, got element type {arr.dtype}")
+    if arr.ndim > 1:
+        raise InvalidArgument(f"{what} must be 1-D, got shape {arr.shape}")
+    return [int(v) for v in arr.reshape(-1).tolist()]
+
+
+def scalar_int(t: Any, what: str) -> int:
+    """A tensor holding exactly one integer, as an int."""
+    arr = np.asarray(t)
+    if arr.size != 1:
+        raise InvalidArgument(f"{what} must hold exactly one value, got shape {arr.shape}")
+    if arr.dtype.kind not in "iub":
+        raise InvalidArgument(f"{what} must be an integer, got element type {arr.dtype}")
+    return int(arr.reshape(-1)[0])
+
+
+def check_index_dtype(indices: np.ndarray, what: str = "indices") -> np.ndarray:
+    """Indices must be an int32 or int64 tensor (any integer type is accepted)."""
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise InvalidArgument(f"{what} must be an integer tensor, got element type {indices.dtype}")
+    return indices
+
+
+def norm_indices(indices: np.ndarray, dim: int, what: str = "indices") -> np.ndarray:
+    """Indices in ``[-dim, dim)`` made non-negative (int64); out-of-range values are InvalidArgument."""
+    idx = check_index_dtype(indices, what)
+    if idx.dtype != np.int64:
+        idx = idx.astype(np.int64)
+    if idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < -dim or hi >= dim:
+            bad = lo if lo < -dim else hi
+            raise InvalidArgument(f"{what} value {bad} is out of range for a dimension of size {dim}")
+        if lo < 0:
+            idx = np.where(idx < 0, idx + dim, idx)
+    return idx
+
+
+def element_grid(shape: tuple[int, ...], axis: int, idx: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The fancy-index tuple that picks ``idx`` along ``axis`` and the element's own position elsewhere.
+
+    Used by GatherElements and ScatterElements: ``out[i][j][k] = data[i][idx[i][j][k]][k]`` for axis 1.
+    """
+    rank = len(shape)
+    grid: list[np.ndarray] = []
+    for d in range(rank):
+        if d == axis:
+            grid.append(idx)
+        else:
+            s = [1] * rank
+            s[d] = shape[d]
+            grid.append(np.arange(shape[d], dtype=np.intp).reshape(s))
+    return tuple(grid)

@@ -1,0 +1,27 @@
+"""GatherElements: ``out[i][j][k] = data[i][indices[i][j][k]][k]`` (for axis 1), and so on."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.registry import op
+from onyx.ops.tensor._common import element_grid, norm_axis, norm_indices
+
+
+@op("GatherElements", since=11)
+def gather_elements_11(data, indices, *, axis=0):
+    x = np.asarray(data)
+    idx = np.asarray(indices)
+    if x.ndim == 0 or idx.ndim != x.ndim:
+        raise InvalidArgument(
+            f"GatherElements: data and indices must have the same rank >= 1, got {x.shape} and {idx.shape}"
+        )
+    ax = norm_axis(axis, x.ndim)
+    for d in range(x.ndim):
+        if d != ax and idx.shape[d] > x.shape[d]:
+            raise InvalidArgument(
+                f"GatherElements: indices shape {idx.shape} exceeds data shape {x.shape} on axis {d}"
+            )
+    idx = norm_indices(idx, x.shape[ax], "GatherElements: indices")
+    return x[element_grid(idx.shape, ax, idx)]

@@ -1,0 +1,22 @@
+"""Trilu: keep the upper (or lower) triangle of the last two dims, offset by diagonal ``k``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.registry import op
+from onyx.ops.tensor._common import scalar_int
+
+
+@op("Trilu", since=14)
+def trilu_14(input, k=None, *, upper=1):
+    x = np.asarray(input)
+    if x.ndim < 2:
+        raise InvalidArgument(f"Trilu: input must have rank >= 2, got shape {x.shape}")
+    kk = 0 if k is None else scalar_int(k, "Trilu: k")
+    n, m = x.shape[-2:]
+    rows = np.arange(n)[:, None]
+    cols = np.arange(m)[None, :]
+    keep = (cols - rows >= kk) if upper else (cols - rows <= kk)
+    return np.where(keep, x, np.zeros((), dtype=x.dtype))
