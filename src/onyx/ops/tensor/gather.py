@@ -20,7 +20,9 @@ def gather_1(data, indices, *, axis=0):
     if idx.ndim == 0:
         i = int(idx)
         if not -n <= i < n:
-            raise InvalidArgument(f"Gather: index {i} out of range for axis {ax} of size {n} (shape {x.shape})")
+            raise InvalidArgument(
+                f"Gather: index {i} out of range for axis {ax} of size {n} (shape {x.shape})"
+            )
         return x[(slice(None),) * ax + (i,)]  # a view
     try:
         return np.take(x, idx, axis=ax)

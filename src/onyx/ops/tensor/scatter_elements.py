@@ -23,7 +23,9 @@ def scatter_elements(data, indices, updates, axis: int, reduction: str, name: st
     ax = norm_axis(axis, x.ndim)
     for d in range(x.ndim):
         if d != ax and idx.shape[d] > x.shape[d]:
-            raise InvalidArgument(f"{name}: indices shape {idx.shape} exceeds data shape {x.shape} on axis {d}")
+            raise InvalidArgument(
+                f"{name}: indices shape {idx.shape} exceeds data shape {x.shape} on axis {d}"
+            )
     idx = norm_indices(idx, x.shape[ax], f"{name}: indices")
     if upd.dtype != x.dtype:
         upd = upd.astype(x.dtype)

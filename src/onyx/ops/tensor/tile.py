@@ -12,7 +12,9 @@ from onyx.ops.tensor._common import int_list, norm_axis, scalar_int
 def tile(x, reps: list[int]) -> np.ndarray:
     x = np.asarray(x)
     if len(reps) != x.ndim:
-        raise InvalidArgument(f"Tile: repeats has {len(reps)} entries, input shape {x.shape} has rank {x.ndim}")
+        raise InvalidArgument(
+            f"Tile: repeats has {len(reps)} entries, input shape {x.shape} has rank {x.ndim}"
+        )
     if any(r < 0 for r in reps):
         raise InvalidArgument(f"Tile: repeats {reps} must be non-negative")
     if all(r == 1 for r in reps):

@@ -41,7 +41,11 @@ def unique_11(X, *, axis=None, sorted=1):  # noqa: A002 - the attribute's name
         first, inverse, counts = _object_unique_axis(keys, ax)
     else:
         _, first, inverse, counts = np.unique(
-            keys, return_index=True, return_inverse=True, return_counts=True, axis=None if axis is None else ax
+            keys,
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
+            axis=None if axis is None else ax,
         )
     first = first.astype(np.int64, copy=False)
     inverse = inverse.reshape(-1).astype(np.int64, copy=False)

@@ -1,4 +1,5 @@
-"""Unsqueeze: insert size-1 dimensions at ``axes`` of the output (attribute before opset 13, input from 13)."""
+"""Unsqueeze: insert size-1 dimensions at ``axes`` of the output
+(an attribute before opset 13, an input from 13)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,18 @@
+"""ReduceMax: the maximum (False < True for bool, opset 20) over ``axes``;
+the axes move from an attribute to an optional input
+(with ``noop_with_empty_axes``) at opset 18."""
+
+from __future__ import annotations
+
+from onyx.ops.reduce._common import reduce
+from onyx.ops.registry import op
+
+
+@op("ReduceMax", since=1, until=18)
+def reduce_max_1(data, *, axes=None, keepdims=1):
+    return reduce("max", data, axes, keepdims, 0, "ReduceMax")
+
+
+@op("ReduceMax", since=18)
+def reduce_max_18(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+    return reduce("max", data, axes, keepdims, noop_with_empty_axes, "ReduceMax")
