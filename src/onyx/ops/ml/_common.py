@@ -1,0 +1,111 @@
+"""Helpers shared by the ai.onnx.ml operators: score post-transforms, 2-D views, string handling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+
+POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
+
+
+def as_2d(X, name: str = "X") -> np.ndarray:
+    """Rows x features: a 1-D input is one row, higher ranks keep the first axis."""
+    X = np.asarray(X)
+    if X.ndim == 0:
+        return X.reshape(1, 1)
+    if X.ndim == 1:
+        return X.reshape(1, -1)
+    if X.ndim > 2:
+        return X.reshape(X.shape[0], -1)
+    return X
+
+
+def as_float(X) -> np.ndarray:
+    """Numeric input as float32 (float64 kept)."""
+    X = np.asarray(X)
+    if X.dtype == np.float64:
+        return X
+    if X.dtype.kind not in "fiub":
+        raise InvalidArgument(f"expected a numeric tensor, got element type {X.dtype}")
+    return X.astype(np.float32, copy=False)
+
+
+def to_str_list(v) -> list[str]:
+    out = []
+    for s in v:
+        out.append(s.decode("utf-8", errors="surrogateescape") if isinstance(s, bytes) else str(s))
+    return out
+
+
+def str_array(values, shape=None) -> np.ndarray:
+    a = np.empty(len(values), dtype=object)
+    a[:] = list(values)
+    return a if shape is None else a.reshape(shape)
+
+
+def logistic(x: np.ndarray) -> np.ndarray:
+    # stable for large |x|
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    m = x.max(axis=1, keepdims=True) if x.shape[1] else 0
+    e = np.exp(x - m)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_zero(x: np.ndarray) -> np.ndarray:
+    """Softmax over the non-zero scores of each row; zero scores stay zero."""
+    if x.shape[1] == 0:
+        return x.copy()
+    m = x.max(axis=1, keepdims=True)
+    e = np.where(x != 0, np.exp(x - m), 0.0)
+    s = e.sum(axis=1, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s != 0)
+
+
+def erfinv_approx(x: np.ndarray) -> np.ndarray:
+    """Winitzki's closed-form approximation of erfinv (a = 0.147), as onnxruntime's PROBIT uses."""
+    a = 0.147
+    sgn = np.where(x < 0, -1.0, 1.0)
+    ln = np.log((1.0 - x) * (1.0 + x))
+    t = 2.0 / (np.pi * a) + ln / 2.0
+    return sgn * np.sqrt(np.sqrt(t * t - ln / a) - t)
+
+
+def probit(x: np.ndarray) -> np.ndarray:
+    return np.sqrt(2.0) * erfinv_approx(2.0 * x - 1.0)
+
+
+def post_transform(scores: np.ndarray, name: str | int) -> np.ndarray:
+    """Apply a post_transform (by name, or by the TreeEnsemble-5 enum) to (N, K) scores."""
+    if isinstance(name, int | np.integer):
+        if not 0 <= int(name) < len(POST_TRANSFORMS):
+            raise InvalidArgument(f"post_transform {name} is not one of 0..4")
+        name = POST_TRANSFORMS[int(name)]
+    if name == "NONE":
+        return scores
+    if name == "LOGISTIC":
+        return logistic(scores)
+    if name == "SOFTMAX":
+        return softmax(scores)
+    if name == "SOFTMAX_ZERO":
+        return softmax_zero(scores)
+    if name == "PROBIT":
+        return probit(scores)
+    raise InvalidArgument(f"unknown post_transform {name!r}; expected one of {POST_TRANSFORMS}")
+
+
+def labels_of(classlabels_ints, classlabels_strings, what: str) -> tuple[np.ndarray, bool]:
+    """(labels array, is_string). int64 labels unless string labels are given."""
+    if classlabels_strings:
+        return str_array(to_str_list(classlabels_strings)), True
+    if classlabels_ints is not None and len(classlabels_ints):
+        return np.asarray(classlabels_ints, dtype=np.int64), False
+    raise InvalidArgument(f"{what}: classlabels_ints or classlabels_strings must be given")

@@ -1,0 +1,27 @@
+"""Normalizer: divide each row by its MAX, L1 or L2 norm; float32 output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import as_float
+from onyx.ops.registry import op
+
+
+@op("Normalizer", domain="ai.onnx.ml", since=1)
+def normalizer_1(X, *, norm="MAX"):
+    X = as_float(X)
+    shape = X.shape
+    x = X.reshape(1, -1) if X.ndim <= 1 else X
+    if norm == "MAX":
+        d = x.max(axis=-1, keepdims=True) if x.shape[-1] else np.ones(x.shape[:-1] + (1,), x.dtype)
+    elif norm == "L1":
+        d = np.abs(x).sum(axis=-1, keepdims=True)
+    elif norm == "L2":
+        d = np.sqrt((x * x).sum(axis=-1, keepdims=True))
+    else:
+        raise InvalidArgument(f"Normalizer: norm must be MAX, L1 or L2, got {norm!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.divide(x, d, out=np.zeros_like(x), where=d != 0) if norm != "MAX" else x / d
+    return y.reshape(shape).astype(np.float32, copy=False)

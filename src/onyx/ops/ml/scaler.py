@@ -1,0 +1,24 @@
+"""Scaler: (X - offset) * scale per feature (or one value for all); float32 output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import as_float
+from onyx.ops.registry import op
+
+
+@op("Scaler", domain="ai.onnx.ml", since=1)
+def scaler_1(X, *, offset=None, scale=None):
+    X = as_float(X)
+    off = np.asarray(offset if offset else [0.0], dtype=np.float32)
+    sc = np.asarray(scale if scale else [1.0], dtype=np.float32)
+    for name, v in (("offset", off), ("scale", sc)):
+        if v.size > 1 and (X.ndim == 0 or X.shape[-1] != v.size):
+            raise InvalidArgument(f"Scaler: {name} has {v.size} values for input of shape {X.shape}")
+    if off.size == 1:
+        off = off.reshape(())
+    if sc.size == 1:
+        sc = sc.reshape(())
+    return ((X - off) * sc).astype(np.float32, copy=False)

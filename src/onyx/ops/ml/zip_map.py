@@ -1,0 +1,24 @@
+"""ZipMap: each row of a float tensor to a map from class label to score; a sequence of maps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import to_str_list
+from onyx.ops.registry import op
+
+
+@op("ZipMap", domain="ai.onnx.ml", since=1)
+def zip_map_1(X, *, classlabels_int64s=None, classlabels_strings=None):
+    X = np.asarray(X, dtype=np.float32)
+    if classlabels_strings:
+        labels = to_str_list(classlabels_strings)
+    elif classlabels_int64s:
+        labels = [int(v) for v in classlabels_int64s]
+    else:
+        raise InvalidArgument("ZipMap: classlabels_int64s or classlabels_strings must be given")
+    x = X.reshape(1, -1) if X.ndim == 1 else X
+    if x.ndim != 2 or x.shape[1] != len(labels):
+        raise InvalidArgument(f"ZipMap: input shape {X.shape} does not match {len(labels)} class labels")
+    return [dict(zip(labels, row)) for row in x.tolist()]
