@@ -1,0 +1,286 @@
+"""Attention (opset 23, 24, 25): scaled dot-product attention with MHA/GQA/MQA, masks, KV cache.
+
+Scores are computed by one batched matmul per call (GQA folds the query heads that share a key head
+into the matmul's row dimension, so K and V are never repeated). Masks, causal frontier, padding and
+local windows become one additive bias of shape broadcastable to (B, Hq, Sq, T), applied in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.nn._common import compute_dtype
+from onyx.ops.registry import op
+
+_PRECISION = {1: np.float32, 10: np.float32, 11: np.float64, 16: np.float32}
+
+
+def _split_heads(x, heads, name):
+    if x.ndim == 4:
+        return x
+    if x.ndim != 3:
+        raise InvalidArgument(f"Attention: {name} of shape {x.shape} must be 3-D or 4-D")
+    if not heads:
+        raise InvalidArgument(f"Attention: 3-D {name} needs q_num_heads and kv_num_heads")
+    b, s, h = x.shape
+    if h % heads:
+        raise InvalidArgument(f"Attention: hidden size {h} of {name} not divisible by {heads} heads")
+    return x.reshape(b, s, heads, h // heads).transpose(0, 2, 1, 3)
+
+
+def attention(
+    Q,
+    K,
+    V,
+    attn_mask=None,
+    past_key=None,
+    past_value=None,
+    nonpad_kv_seqlen=None,
+    *,
+    is_causal=0,
+    kv_num_heads=None,
+    q_num_heads=None,
+    qk_matmul_output_mode=0,
+    scale=None,
+    softcap=0.0,
+    softmax_precision=None,
+    left_window_size=-1,
+    right_window_size=-1,
+    num_outputs=1,
+):
+    out_dtype = Q.dtype
+    ct = compute_dtype(out_dtype)
+    if softmax_precision is not None and _PRECISION.get(int(softmax_precision)) == np.float64:
+        ct = np.dtype(np.float64)
+    three_d = Q.ndim == 3
+    q = _split_heads(Q, q_num_heads, "Q").astype(ct, copy=False)
+    k = _split_heads(K, kv_num_heads, "K")
+    v = _split_heads(V, kv_num_heads, "V")
+    if (past_key is None) != (past_value is None):
+        raise InvalidArgument("Attention: past_key and past_value must be given together")
+    past_len = 0
+    if past_key is not None:
+        past_len = past_key.shape[2]
+        k = np.concatenate([past_key, k.astype(past_key.dtype, copy=False)], axis=2)
+        v = np.concatenate([past_value, v.astype(past_value.dtype, copy=False)], axis=2)
+    present_k, present_v = k, v
+    b, hq, sq, d = q.shape
+    hkv, t = k.shape[1], k.shape[2]
+    if k.shape[0] != b or v.shape[:3] != k.shape[:3] or k.shape[3] != d or hq % hkv:
+        raise InvalidArgument(
+            f"Attention: Q {q.shape}, K {k.shape}, V {v.shape} do not agree (need equal batch, head size, "
+            "and q heads a multiple of kv heads)"
+        )
+    g = hq // hkv
+    dv = v.shape[3]
+    sc = float(scale) if scale is not None else 1.0 / np.sqrt(d)
+    kc = k.astype(ct, copy=False)
+    vc = v.astype(ct, copy=False)
+    # (B, Hkv, G*Sq, D) @ (B, Hkv, D, T): query heads sharing a kv head stacked along rows
+    qg = (q * ct.type(sc)).reshape(b, hkv, g * sq, d)
+    scores = np.matmul(qg, kc.transpose(0, 1, 3, 2)).reshape(b, hq, sq, t)
+    qk_out = None
+    mode = int(qk_matmul_output_mode)
+    if mode == 0 and num_outputs > 3:
+        qk_out = scores.copy()
+    if softcap and softcap > 0:
+        cap = ct.type(softcap)
+        scores /= cap
+        np.tanh(scores, out=scores)
+        scores *= cap
+    if mode == 1 and num_outputs > 3:
+        qk_out = scores.copy()
+    bias = _bias(
+        attn_mask,
+        b,
+        hq,
+        sq,
+        t,
+        past_len,
+        nonpad_kv_seqlen,
+        is_causal,
+        left_window_size,
+        right_window_size,
+        ct,
+    )
+    if bias is not None:
+        scores += bias
+    if mode == 2 and num_outputs > 3:
+        qk_out = scores.copy()
+    m = scores.max(axis=-1, keepdims=True)
+    m[~np.isfinite(m)] = 0
+    scores -= m
+    np.exp(scores, out=scores)
+    s = scores.sum(axis=-1, keepdims=True)
+    s[s == 0] = 1
+    scores /= s
+    if mode == 3 and num_outputs > 3:
+        qk_out = scores
+    y = np.matmul(scores.reshape(b, hkv, g * sq, t), vc).reshape(b, hq, sq, dv)
+    if three_d:
+        y = y.transpose(0, 2, 1, 3).reshape(b, sq, hq * dv)
+    y = y.astype(out_dtype, copy=False)
+    outs = [y, present_k, present_v]
+    if num_outputs > 3:
+        outs.append(qk_out.astype(out_dtype, copy=False) if qk_out is not None else None)
+    return tuple(outs[:num_outputs]) if num_outputs > 1 else y
+
+
+def _bias(mask, b, hq, sq, t, past_len, nonpad, is_causal, left, right, ct):
+    """Additive bias (0 or -inf plus any float mask), broadcastable to (B, Hq, Sq, T), or None."""
+    bias = None
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            mb = np.where(mask, ct.type(0), ct.type(-np.inf))
+        else:
+            mb = mask.astype(ct)
+        if mb.shape[-1] < t:
+            pad = np.full(mb.shape[:-1] + (t - mb.shape[-1],), -np.inf, dtype=ct)
+            mb = np.concatenate([mb, pad], axis=-1)
+        elif mb.shape[-1] > t:
+            raise InvalidArgument(f"Attention: attn_mask of shape {mask.shape} is longer than {t} keys")
+        bias = mb
+    structural = None
+    j = np.arange(t)
+    if nonpad is not None:
+        lens = np.asarray(nonpad).astype(np.int64).reshape(-1)
+        if lens.shape[0] != b:
+            raise InvalidArgument(f"Attention: nonpad_kv_seqlen of shape {np.shape(nonpad)}, expected ({b},)")
+        offset = (lens - sq)[:, None, None, None] if past_len == 0 else np.full((b, 1, 1, 1), past_len)
+        allowed = j[None, None, None, :] < lens[:, None, None, None]
+    else:
+        offset = past_len
+        allowed = None
+    need_pos = is_causal or (left is not None and left >= 0) or (right is not None and right >= 0)
+    if need_pos:
+        qpos = np.arange(sq)[:, None] + offset  # absolute query position, (Sq, 1) or (B,1,Sq,1)
+        jj = j[None, :] if np.ndim(qpos) == 2 else j[None, None, None, :]
+        a = np.ones(np.broadcast_shapes(np.shape(qpos), np.shape(jj)), dtype=bool)
+        if is_causal:
+            a &= jj <= qpos
+        if left is not None and left >= 0:
+            a &= jj >= qpos - left
+        if right is not None and right >= 0:
+            a &= jj <= qpos + right
+        allowed = a if allowed is None else allowed & a
+    if allowed is not None:
+        structural = np.where(allowed, ct.type(0), ct.type(-np.inf))
+        bias = structural if bias is None else bias + structural
+    return bias
+
+
+@op("Attention", since=23, until=24)
+def attention_23(
+    Q,
+    K,
+    V,
+    attn_mask=None,
+    past_key=None,
+    past_value=None,
+    *,
+    is_causal=0,
+    kv_num_heads=None,
+    q_num_heads=None,
+    qk_matmul_output_mode=0,
+    scale=None,
+    softcap=0.0,
+    softmax_precision=None,
+    _num_outputs=1,
+):
+    return attention(
+        Q,
+        K,
+        V,
+        attn_mask,
+        past_key,
+        past_value,
+        is_causal=is_causal,
+        kv_num_heads=kv_num_heads,
+        q_num_heads=q_num_heads,
+        qk_matmul_output_mode=qk_matmul_output_mode,
+        scale=scale,
+        softcap=softcap,
+        softmax_precision=softmax_precision,
+        num_outputs=_num_outputs,
+    )
+
+
+@op("Attention", since=24, until=25)
+def attention_24(
+    Q,
+    K,
+    V,
+    attn_mask=None,
+    past_key=None,
+    past_value=None,
+    nonpad_kv_seqlen=None,
+    *,
+    is_causal=0,
+    kv_num_heads=None,
+    q_num_heads=None,
+    qk_matmul_output_mode=0,
+    scale=None,
+    softcap=0.0,
+    softmax_precision=None,
+    _num_outputs=1,
+):
+    return attention(
+        Q,
+        K,
+        V,
+        attn_mask,
+        past_key,
+        past_value,
+        nonpad_kv_seqlen,
+        is_causal=is_causal,
+        kv_num_heads=kv_num_heads,
+        q_num_heads=q_num_heads,
+        qk_matmul_output_mode=qk_matmul_output_mode,
+        scale=scale,
+        softcap=softcap,
+        softmax_precision=softmax_precision,
+        num_outputs=_num_outputs,
+    )
+
+
+@op("Attention", since=25)
+def attention_25(
+    Q,
+    K,
+    V,
+    attn_mask=None,
+    past_key=None,
+    past_value=None,
+    nonpad_kv_seqlen=None,
+    *,
+    is_causal=0,
+    kv_num_heads=None,
+    left_window_size=-1,
+    q_num_heads=None,
+    qk_matmul_output_mode=0,
+    right_window_size=-1,
+    scale=None,
+    softcap=0.0,
+    softmax_precision=None,
+    _num_outputs=1,
+):
+    return attention(
+        Q,
+        K,
+        V,
+        attn_mask,
+        past_key,
+        past_value,
+        nonpad_kv_seqlen,
+        is_causal=is_causal,
+        kv_num_heads=kv_num_heads,
+        q_num_heads=q_num_heads,
+        qk_matmul_output_mode=qk_matmul_output_mode,
+        scale=scale,
+        softcap=softcap,
+        softmax_precision=softmax_precision,
+        left_window_size=left_window_size,
+        right_window_size=right_window_size,
+        num_outputs=_num_outputs,
+    )
