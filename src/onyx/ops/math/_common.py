@@ -62,3 +62,27 @@ def norm_axis(axis: int, rank: int, op_type: str) -> int:
     if not -rank <= axis < rank and not (rank == 0 and axis in (0, -1)):
         raise InvalidArgument(f"{op_type}: axis {axis} out of range for rank {rank}")
     return axis + rank if axis < 0 else axis
+
+
+def variadic(op_type: str, ufunc, xs) -> np.ndarray:
+    """``ufunc`` folded over one or more broadcasting inputs (Max, Min, Sum, Mean); a new array."""
+    if len(xs) == 2:
+        a, b = xs
+        try:
+            return ufunc(a, b, out=...)
+        except ValueError:
+            raise broadcast_error(op_type, a, b) from None
+    if not xs:
+        raise InvalidArgument(f"{op_type}: needs at least one input")
+    if len(xs) == 1:
+        return xs[0].copy()
+    try:
+        out = ufunc(xs[0], xs[1], out=...)
+        for x in xs[2:]:
+            if np.broadcast_shapes(out.shape, x.shape) == out.shape:
+                ufunc(out, x, out=out)
+            else:
+                out = ufunc(out, x)
+        return out
+    except ValueError:
+        raise broadcast_error(op_type, *xs) from None

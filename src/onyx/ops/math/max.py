@@ -1,41 +1,17 @@
-"""Max: elementwise maximum of one or more tensors, with numpy-style broadcasting (opset 8 on; the
-equal-shape opsets 1-6 are served by the same rule)."""
+"""Max: elementwise maximum of one or more tensors with numpy-style broadcasting (opset 8 on; opsets 1-6,
+which wanted equal shapes, are served by the same rule)."""
 
 import numpy as np
 
-from onyx.errors import InvalidArgument
-from onyx.ops.math._common import broadcast_error
+from onyx.ops.math._common import variadic
 from onyx.ops.registry import op
-
-
-def max_n(xs):
-    if len(xs) == 2:
-        a, b = xs
-        try:
-            return np.maximum(a, b, out=...)
-        except ValueError:
-            raise broadcast_error("Max", a, b) from None
-    if not xs:
-        raise InvalidArgument("Max: needs at least one input")
-    if len(xs) == 1:
-        return xs[0].copy()
-    try:
-        out = np.maximum(xs[0], xs[1], out=...)
-        for x in xs[2:]:
-            if np.broadcast_shapes(out.shape, x.shape) == out.shape:
-                np.maximum(out, x, out=out)
-            else:
-                out = np.maximum(out, x)
-        return out
-    except ValueError:
-        raise broadcast_error("Max", *xs) from None
 
 
 @op("Max", since=1, until=6)
 def max_1(*data_0, consumed_inputs=None):
-    return max_n(data_0)
+    return variadic("Max", np.maximum, data_0)
 
 
 @op("Max", since=6)
 def max_6(*data_0):
-    return max_n(data_0)
+    return variadic("Max", np.maximum, data_0)

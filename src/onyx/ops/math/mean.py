@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from onyx.ops.math.sum import sum_n
+from onyx.ops.math._common import variadic
 from onyx.ops.registry import op
 
 
 def mean_n(xs):
-    out = sum_n(xs)
+    out = variadic("Mean", np.add, xs)
     if len(xs) > 1:
         np.true_divide(out, len(xs), out=out)
     return out

@@ -12,10 +12,17 @@ from onyx.ops.registry import op
 
 def _int_pow(x, y):
     dt = x.dtype
-    if y.dtype.kind == "f" or y.dtype.kind == "V" or (y.dtype.kind == "i" and (y < 0).any()):
+    if y.dtype.kind not in "iu":  # float exponent: (T)pow((double)x, (double)y)
         with np.errstate(all="ignore"):
-            r = np.power(x.astype(np.float64), y.astype(np.float64))
-            return np.asarray(r).astype(dt)
+            r = np.power(x.astype(np.float64), y.astype(np.float64), out=...)
+            return r.astype(dt)
+    neg = y < 0 if y.dtype.kind == "i" else None
+    if neg is not None and neg.any():
+        # x ** -n is 0 except for x = 1 (1) and x = -1 (+-1); x = 0 also gives 0 here, not a trap
+        yy = np.where(neg, 0, y)
+        r = _int_pow(x, yy)
+        one = np.where((y & 1).astype(bool), np.where(x == 1, 1, np.where(x == -1, -1, 0)), np.abs(x) == 1)
+        return np.where(neg, one.astype(dt), r)
     if dt == np.uint64:
         return np.power(x, y.astype(np.uint64), out=...)
     # powers modulo 2**64 reduce to powers modulo 2**bits: wraps exactly like C
