@@ -32,7 +32,9 @@ def _pillow():
 @op("ImageDecoder", since=20)
 def image_decoder(encoded_stream, *, pixel_format="RGB"):
     if pixel_format not in _CHANNELS:
-        raise InvalidArgument(f"ImageDecoder: pixel_format must be RGB, BGR or Grayscale, got {pixel_format!r}")
+        raise InvalidArgument(
+            f"ImageDecoder: pixel_format must be RGB, BGR or Grayscale, got {pixel_format!r}"
+        )
     data = np.asarray(encoded_stream)
     if data.dtype != np.uint8 or data.ndim != 1:
         raise InvalidArgument(

@@ -15,7 +15,9 @@ def multinomial(input, *, dtype=6, sample_size=1, seed=None, _ctx=None):  # noqa
     # Version 22 only adds bfloat16 inputs.
     logits = np.asarray(input)
     if logits.ndim != 2:
-        raise InvalidArgument(f"Multinomial: input must be [batch_size, class_size], got shape {logits.shape}")
+        raise InvalidArgument(
+            f"Multinomial: input must be [batch_size, class_size], got shape {logits.shape}"
+        )
     out_dt = to_numpy(dtype)
     if out_dt not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise InvalidArgument(f"Multinomial: dtype must be int32 or int64, got {out_dt}")

@@ -20,7 +20,8 @@ def position(value: Any, op_name: str) -> int:
     arr = np.asarray(value)
     if arr.size != 1 or arr.dtype.kind not in "iu":
         raise InvalidArgument(
-            f"{op_name}: position must be a scalar int32/int64 tensor, got dtype {arr.dtype} shape {arr.shape}"
+            f"{op_name}: position must be a scalar int32/int64 tensor, "
+            f"got dtype {arr.dtype} shape {arr.shape}"
         )
     return int(arr.reshape(-1)[0])
 

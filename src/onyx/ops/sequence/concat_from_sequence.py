@@ -27,4 +27,6 @@ def concat_from_sequence(input_sequence, *, axis, new_axis=0):
         return np.concatenate(arrays, axis=axis)
     except ValueError as e:
         shapes = [a.shape for a in arrays]
-        raise InvalidArgument(f"ConcatFromSequence: cannot join shapes {shapes} on axis {axis}: {e}") from None
+        raise InvalidArgument(
+            f"ConcatFromSequence: cannot join shapes {shapes} on axis {axis}: {e}"
+        ) from None

@@ -21,7 +21,9 @@ def _dft(x, dft_length, axis, inverse, onesided):
     if r < 2:
         raise InvalidArgument(f"DFT: input must have rank >= 2 ([..., 1|2]), got shape {x.shape}")
     if not (-r <= axis <= -2 or 0 <= axis <= r - 2):
-        raise InvalidArgument(f"DFT: axis {axis} is out of range [{-r}, -2] U [0, {r - 2}] for shape {x.shape}")
+        raise InvalidArgument(
+            f"DFT: axis {axis} is out of range [{-r}, -2] U [0, {r - 2}] for shape {x.shape}"
+        )
     ax = axis + r if axis < 0 else axis
     signal, is_real = to_complex(x, "DFT")
     dim = signal.shape[ax]

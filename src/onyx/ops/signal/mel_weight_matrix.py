@@ -37,7 +37,9 @@ def mel_weight_matrix(
             "must be positive"
         )
     if not 0 <= low < high:
-        raise InvalidArgument(f"MelWeightMatrix: need 0 <= lower_edge_hertz ({low}) < upper_edge_hertz ({high})")
+        raise InvalidArgument(
+            f"MelWeightMatrix: need 0 <= lower_edge_hertz ({low}) < upper_edge_hertz ({high})"
+        )
     dt = output_dtype(output_datatype, "MelWeightMatrix")
     bins = n_fft // 2 + 1
     low_mel = 2595.0 * np.log10(1.0 + low / 700.0)

@@ -13,7 +13,8 @@ def string_split(X, *, delimiter=None, maxsplit=None):
     x = as_strings(X, "StringSplit")
     sep = delimiter or None  # None or "": split on runs of whitespace, stripping both ends
     limit = -1 if maxsplit is None else int(maxsplit)
-    parts = [s.split(sep, limit) for s in x.reshape(-1).tolist()]
+    # An empty string has no substrings, whatever the delimiter (as in onnxruntime; Python would give [""]).
+    parts = [s.split(sep, limit) if s else [] for s in x.reshape(-1).tolist()]
     counts = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
     width = int(counts.max()) if len(parts) else 0
     y = np.full((len(parts), width), "", dtype=object)

@@ -23,7 +23,9 @@ def _token_ids(x: np.ndarray, pool_tokens: np.ndarray, strings: bool):
             ids = uid[inverse.reshape(-1)].reshape(x.shape)
         else:
             ids = np.zeros(x.shape, dtype=np.int64)
-        pool_ids = np.fromiter((vocab[s] for s in pool_tokens.tolist()), dtype=np.int64, count=len(pool_tokens))
+        pool_ids = np.fromiter(
+            (vocab[s] for s in pool_tokens.tolist()), dtype=np.int64, count=len(pool_tokens)
+        )
         return len(vocab), ids, pool_ids
     vocab = np.unique(pool_tokens)
     if len(vocab) == 0:

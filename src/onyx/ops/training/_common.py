@@ -20,7 +20,8 @@ def groups(inputs: tuple, per_tensor: int, op_name: str) -> list[list[np.ndarray
     """Split the variadic inputs into ``per_tensor`` groups of n tensors each (X..., G..., H...)."""
     if not inputs or len(inputs) % per_tensor:
         raise InvalidArgument(
-            f"{op_name}: {len(inputs)} tensor inputs after R and T; expected a positive multiple of {per_tensor}"
+            f"{op_name}: {len(inputs)} tensor inputs after R and T; "
+            f"expected a positive multiple of {per_tensor}"
         )
     n = len(inputs) // per_tensor
     out = [[np.asarray(t) for t in inputs[k * n : (k + 1) * n]] for k in range(per_tensor)]
