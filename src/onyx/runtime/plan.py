@@ -1,0 +1,348 @@
+"""The execution plan: a graph compiled once into a flat list of steps over numbered slots.
+
+Compiling resolves every kernel, converts every attribute to the Python value the kernel takes, maps
+every value to a slot index and computes where each intermediate is last used, so that running does
+no name lookups and no attribute parsing, and frees intermediates as soon as they are dead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from onyx.errors import Fail, InvalidGraph, OnyxError
+from onyx.errors import NotImplemented as OnyxNotImplemented
+from onyx.ir.model import Attr, AttrType, Function, Graph, Node, Value
+from onyx.ir.tensor import SparseTensor, Tensor
+from onyx.ops import registry
+from onyx.ops.registry import KernelContext
+
+NONE_SLOT = 0  # a slot that always holds None: absent optional inputs read it
+
+
+def _text(b: Any) -> str:
+    if isinstance(b, str):
+        return b
+    try:
+        return bytes(b).decode("utf-8")
+    except UnicodeDecodeError:
+        return bytes(b).decode("utf-8", errors="surrogateescape")
+
+
+class SubgraphMarker:
+    """An attribute slot that becomes a bound subgraph callable at run time."""
+
+    __slots__ = ("plan", "many")
+
+    def __init__(self, plan: Plan | list[Plan], many: bool):
+        self.plan = plan
+        self.many = many
+
+
+class BoundSubgraph:
+    """What a kernel receives for a GRAPH attribute: call it with the subgraph's inputs."""
+
+    __slots__ = ("plan", "outer_env", "input_names", "output_names", "num_inputs", "num_outputs")
+
+    def __init__(self, plan: Plan, outer_env: list[Any]):
+        self.plan = plan
+        self.outer_env = outer_env
+        self.input_names = plan.input_names
+        self.output_names = plan.output_names
+        self.num_inputs = len(plan.input_names)
+        self.num_outputs = len(plan.output_names)
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return self.plan.run(list(args), self.outer_env)
+
+
+def attribute_value(attr: Attr, plan_sub: Callable[[Graph], Plan] | None = None) -> Any:
+    """The Python value a kernel receives for an attribute."""
+    t = attr.type
+    v = attr.value
+    if t == AttrType.INT:
+        return int(v)
+    if t == AttrType.FLOAT:
+        return float(v)
+    if t == AttrType.STRING:
+        return _text(v)
+    if t == AttrType.INTS:
+        return [int(x) for x in v]
+    if t == AttrType.FLOATS:
+        return [float(x) for x in v]
+    if t == AttrType.STRINGS:
+        return [_text(x) for x in v]
+    if t == AttrType.TENSOR:
+        return v.numpy()
+    if t == AttrType.TENSORS:
+        return [x.numpy() for x in v]
+    if t == AttrType.SPARSE_TENSOR:
+        return v.numpy()
+    if t == AttrType.SPARSE_TENSORS:
+        return [x.numpy() for x in v]
+    if t == AttrType.GRAPH:
+        if plan_sub is None:
+            raise InvalidGraph(f"graph attribute {attr.name!r} cannot be used here")
+        return SubgraphMarker(plan_sub(v), False)
+    if t == AttrType.GRAPHS:
+        if plan_sub is None:
+            raise InvalidGraph(f"graph attribute {attr.name!r} cannot be used here")
+        return SubgraphMarker([plan_sub(g) for g in v], True)
+    if t in (AttrType.TYPE_PROTO, AttrType.TYPE_PROTOS):
+        return v
+    raise InvalidGraph(f"attribute {attr.name!r} has an unknown type {t}")
+
+
+class Step:
+    """One node, ready to run."""
+
+    __slots__ = ("fn", "ins", "outs", "kwargs", "frees", "node", "subgraphs", "single")
+
+    def __init__(self, fn, ins, outs, kwargs, node, subgraphs):
+        self.fn = fn
+        self.ins = ins
+        self.outs = outs
+        self.kwargs = kwargs
+        self.frees: tuple[int, ...] = ()
+        self.node = node
+        self.subgraphs = subgraphs  # attribute names holding SubgraphMarker, or ()
+        self.single = len(outs) == 1
+
+
+class CompileContext:
+    """What compiling needs across a model: opsets, functions, the kernel context."""
+
+    def __init__(self, opsets: dict[str, int], functions: dict[tuple[str, str, str], Function], kctx: KernelContext):
+        self.opsets = opsets
+        self.functions = functions
+        self.kctx = kctx
+
+
+class Plan:
+    """A compiled graph (or subgraph, or function body)."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        cc: CompileContext,
+        outer: Plan | None = None,
+        inputs: list[Value] | None = None,
+        outputs: list[Value] | None = None,
+        attr_env: dict[str, Attr] | None = None,
+    ):
+        self.graph = graph
+        self.cc = cc
+        self.outer = outer
+        self.attr_env = attr_env  # for function bodies: the caller's attributes
+        self.slot_of: dict[int, int] = {}
+        self.imports: list[tuple[int, int]] = []  # (my slot, outer slot)
+        self.template: list[Any] = [None]
+        self.local: set[int] = set()
+        graph_inputs = inputs if inputs is not None else graph.inputs
+        graph_outputs = outputs if outputs is not None else graph.outputs
+        for v in graph_inputs:
+            self.local.add(id(v))
+        for v in graph.initializers.values():
+            self.local.add(id(v))
+        for n in graph.nodes:
+            for v in n.outputs:
+                self.local.add(id(v))
+        self.input_names = [v.name for v in graph_inputs]
+        self.output_names = [v.name for v in graph_outputs]
+        self.input_slots = [self.slot(v) for v in graph_inputs]
+        for v in graph.initializers.values():
+            s = self.slot(v)
+            c = v.const
+            self.template[s] = c.numpy() if isinstance(c, Tensor | SparseTensor) else None
+        self.steps: list[Step] = [self._compile(n) for n in graph.nodes]
+        self.output_slots = [self.slot(v) for v in graph_outputs]
+        self._plan_frees()
+
+    # -- slots ---------------------------------------------------------------------------------
+    def slot(self, v: Value) -> int:
+        s = self.slot_of.get(id(v))
+        if s is not None:
+            return s
+        s = len(self.template)
+        self.template.append(None)
+        self.slot_of[id(v)] = s
+        if id(v) not in self.local:
+            if self.outer is None:
+                raise InvalidGraph(f"value {v.name!r} is used but never defined")
+            self.imports.append((s, self.outer.slot(v)))
+        return s
+
+    # -- compiling -----------------------------------------------------------------------------
+    def _compile(self, node: Node) -> Step:
+        domain = registry.normalize_domain(node.domain)
+        ins = [self.slot(v) if v is not None else NONE_SLOT for v in node.inputs]
+        outs = [self.slot(v) for v in node.outputs]
+        key = (node.domain or "", node.op_type, node.overload or "")
+        fn_def = self.cc.functions.get(key)
+        if fn_def is None and domain != node.domain:
+            fn_def = self.cc.functions.get((domain, node.op_type, node.overload or ""))
+        attrs = self._resolve_attrs(node)
+        if fn_def is not None:
+            return self._compile_function_call(node, fn_def, attrs, ins, outs)
+        opset = self.cc.opsets.get(domain)
+        if opset is None:
+            opset = 1 if domain else self.cc.opsets.get("", 1)
+        try:
+            kernel = registry.lookup(node.op_type, domain, opset)
+        except OnyxNotImplemented as e:
+            raise OnyxNotImplemented(f"{node.describe()}: {e}") from None
+        kwargs: dict[str, Any] = {}
+        subgraphs = []
+        for name, a in attrs.items():
+            if name not in kernel.attributes and not kernel.accepts_any_attribute:
+                raise InvalidGraph(
+                    f"{node.describe()}: attribute {name!r} is not defined for {node.op_type} "
+                    f"version {kernel.version_range}"
+                )
+            value = attribute_value(a, self._plan_subgraph)
+            if isinstance(value, SubgraphMarker):
+                subgraphs.append(name)
+            kwargs[name] = value
+        for name, default in kernel.attributes.items():
+            if registry.is_required(default) and name not in kwargs:
+                raise InvalidGraph(f"{node.describe()}: required attribute {name!r} is missing")
+        if kernel.wants_num_outputs:
+            kwargs["_num_outputs"] = len(node.outputs)
+        if kernel.wants_ctx:
+            kwargs["_ctx"] = self.cc.kctx
+        n_params = len(kernel.inputs)
+        if len(ins) > n_params and not kernel.variadic:
+            raise InvalidGraph(
+                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} {kernel.version_range} takes at most "
+                f"{n_params}"
+            )
+        while ins and ins[-1] == NONE_SLOT and len(ins) > kernel.min_inputs:
+            ins.pop()
+        if len(ins) < kernel.min_inputs:
+            raise InvalidGraph(
+                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} needs at least {kernel.min_inputs}"
+            )
+        return Step(kernel.fn, tuple(ins), tuple(outs), kwargs, node, tuple(subgraphs))
+
+    def _resolve_attrs(self, node: Node) -> dict[str, Attr]:
+        out: dict[str, Attr] = {}
+        for a in node.attributes.values():
+            if a.ref_attr_name:
+                if self.attr_env is None:
+                    raise InvalidGraph(f"{node.describe()}: attribute reference {a.ref_attr_name!r} outside a function")
+                ref = self.attr_env.get(a.ref_attr_name)
+                if ref is None:
+                    continue  # the caller did not set it: the kernel's default applies
+                b = Attr(a.name, ref.type, ref.value)
+                out[a.name] = b
+            else:
+                out[a.name] = a
+        return out
+
+    def _plan_subgraph(self, g: Graph) -> Plan:
+        return Plan(g, self.cc, outer=self, attr_env=self.attr_env)
+
+    def _compile_function_call(self, node: Node, f: Function, attrs: dict[str, Attr], ins, outs) -> Step:
+        env: dict[str, Attr] = {a.name: a for a in f.attribute_protos}
+        env.update(attrs)
+        fopsets = dict(self.cc.opsets)
+        fopsets.update(f.opsets())
+        cc = CompileContext(fopsets, self.cc.functions, self.cc.kctx)
+        inputs = list(f.inputs)
+        body = Plan(f.graph, cc, outer=None, inputs=inputs, outputs=f.outputs, attr_env=env)
+        n_in = len(inputs)
+
+        def call(*args: Any) -> tuple:
+            args = list(args) + [None] * (n_in - len(args))
+            return tuple(body.run(args, None))
+
+        step = Step(call, tuple(ins), tuple(outs), {}, node, ())
+        step.single = False
+        return step
+
+    def _plan_frees(self) -> None:
+        keep = set(self.output_slots) | {NONE_SLOT}
+        keep.update(s for s, c in enumerate(self.template) if c is not None)
+        keep.update(s for s, _ in self.imports)
+        keep.update(self.input_slots)
+        last: dict[int, int] = {}
+        for i, st in enumerate(self.steps):
+            for s in st.ins:
+                last[s] = i
+            for s in st.outs:
+                last.setdefault(s, i)
+            if st.subgraphs:
+                # subgraphs read outer values through the env: keep what they import alive
+                for name in st.subgraphs:
+                    m = st.kwargs[name]
+                    for p in m.plan if m.many else [m.plan]:
+                        for _, outer_slot in p.imports:
+                            last[outer_slot] = max(last.get(outer_slot, i), i)
+        frees: dict[int, list[int]] = {}
+        for s, i in last.items():
+            if s not in keep:
+                frees.setdefault(i, []).append(s)
+        for i, st in enumerate(self.steps):
+            st.frees = tuple(frees.get(i, ()))
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self, inputs: list[Any], outer_env: list[Any] | None, profile: list | None = None) -> list[Any]:
+        env = self.template.copy()
+        if outer_env is not None:
+            for mine, theirs in self.imports:
+                env[mine] = outer_env[theirs]
+        for s, v in zip(self.input_slots, inputs):
+            env[s] = v
+        for st in self.steps:
+            args = [env[i] for i in st.ins]
+            kwargs = st.kwargs
+            if st.subgraphs:
+                kwargs = dict(kwargs)
+                for name in st.subgraphs:
+                    m = kwargs[name]
+                    kwargs[name] = (
+                        [BoundSubgraph(p, env) for p in m.plan] if m.many else BoundSubgraph(m.plan, env)
+                    )
+            t0 = time.perf_counter() if profile is not None else 0.0
+            try:
+                res = st.fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
+                raise _kernel_failure(st, args, e) from e
+            if profile is not None:
+                profile.append((st.node, t0, time.perf_counter()))
+            if st.single:
+                env[st.outs[0]] = res
+            else:
+                if not isinstance(res, tuple | list):
+                    res = (res,)
+                for s, r in zip(st.outs, res):
+                    env[s] = r
+            for s in st.frees:
+                env[s] = None
+        return [env[s] for s in self.output_slots]
+
+
+def describe_value(x: Any) -> str:
+    """'float32[1,3,224,224]' for arrays, 'seq(3)' for lists, 'None' for absent values."""
+    if x is None:
+        return "None"
+    if isinstance(x, np.ndarray | np.generic):
+        return f"{np.asarray(x).dtype}{list(np.shape(x))}"
+    if isinstance(x, list):
+        return f"seq(len={len(x)})"
+    if isinstance(x, dict):
+        return f"map(len={len(x)})"
+    return type(x).__name__
+
+
+def _kernel_failure(st: Step, args: list[Any], e: Exception) -> OnyxError:
+    node = st.node
+    names = [v.name if v is not None else "" for v in node.inputs]
+    shown = ", ".join(f"{n or '?'}: {describe_value(a)}" for n, a in zip(names, args))
+    msg = str(e) or type(e).__name__
+    if isinstance(e, OnyxError) and msg.startswith(node.describe()):
+        return type(e)(msg) if not isinstance(e, Fail) else e
+    return Fail(f"{node.describe()} failed with inputs ({shown}): {type(e).__name__}: {msg}")

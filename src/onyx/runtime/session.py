@@ -1,0 +1,357 @@
+"""InferenceSession: onnxruntime's Python API over onyx's loader, optimizer and executor."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from onyx.errors import InvalidArgument, InvalidGraph, OnyxError
+from onyx.ir.dtypes import DataType
+from onyx.ir.model import Model, Value
+from onyx.ir.types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, TypeBase
+from onyx.ops.registry import KernelContext
+from onyx.runtime.options import GraphOptimizationLevel, RunOptions, SessionOptions
+from onyx.runtime.plan import CompileContext, Plan
+from onyx.runtime.providers import resolve_providers
+
+
+class NodeArg:
+    """An input or output of a session: name, type string and shape, as onnxruntime reports them."""
+
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name: str, type: str, shape: list[int | str | None] | None):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __repr__(self) -> str:
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+
+class ModelMetadata:
+    """What :meth:`InferenceSession.get_modelmeta` returns."""
+
+    def __init__(self, model: Model):
+        self.producer_name = model.producer_name or ""
+        self.graph_name = (model.graph.name if model.graph is not None else "") or ""
+        self.domain = model.domain or ""
+        self.description = model.doc_string or ""
+        self.graph_description = (model.graph.doc_string if model.graph is not None else "") or ""
+        self.version = model.model_version or 0
+        self.custom_metadata_map = dict(model.metadata_props)
+
+
+def _type_string(t: TypeBase | None) -> str:
+    if t is None:
+        return "unknown"
+    return t.ort_name()
+
+
+def _shape_list(t: TypeBase | None) -> list[int | str | None]:
+    if isinstance(t, TensorType) and t.shape is not None:
+        return [d if d is not None else None for d in t.shape.dims]
+    return []
+
+
+class InferenceSession:
+    """Load a model and run it: ``InferenceSession(path).run(None, {"x": array})``."""
+
+    def __init__(
+        self,
+        path_or_bytes: str | bytes | os.PathLike | Model,
+        sess_options: SessionOptions | None = None,
+        providers: list[Any] | None = None,
+        provider_options: list[dict] | None = None,
+        **kwargs: Any,
+    ):
+        from onyx.model_io import load
+
+        self._options = sess_options if sess_options is not None else SessionOptions()
+        self._providers, self._provider_options = resolve_providers(providers, provider_options)
+        self._source = path_or_bytes
+        if isinstance(path_or_bytes, Model):
+            self._model_path = None
+            model = path_or_bytes
+        elif isinstance(path_or_bytes, str | os.PathLike):
+            self._model_path = os.fspath(path_or_bytes)
+            model = load(path_or_bytes)
+        elif isinstance(path_or_bytes, bytes | bytearray | memoryview):
+            self._model_path = None
+            model = load(bytes(path_or_bytes))
+        else:
+            raise InvalidArgument(
+                f"InferenceSession expects a path, bytes or an onyx Model, got {type(path_or_bytes).__name__}"
+            )
+        self._profiling = bool(self._options.enable_profiling)
+        self._profile: list = []
+        self._profile_start = time.perf_counter()
+        self._lock = threading.Lock()
+        self._build(model)
+
+    # -- building ------------------------------------------------------------------------------
+    def _build(self, model: Model) -> None:
+        from onyx.checker import check
+
+        check(model, full=False)
+        level = int(self._options.graph_optimization_level)
+        if level > 0:
+            from onyx.optimizer import optimize
+
+            model = optimize(model, level)
+        if self._options.optimized_model_filepath:
+            from onyx.model_io import save
+
+            save(model, self._options.optimized_model_filepath)
+        self._model = model
+        g = model.graph
+        threads = int(self._options.intra_op_num_threads or 0)
+        kctx = KernelContext(intra_op_num_threads=threads)
+        if threads > 0:
+            from onyx.runtime.threads import set_blas_threads
+
+            set_blas_threads(threads)
+        cc = CompileContext(model.opsets, model.function_map(), kctx)
+        init_names = set(g.initializers)
+        self._feed_values: list[Value] = [v for v in g.inputs if v.name not in init_names]
+        self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names]
+        self._plan = Plan(g, cc)
+        self._input_index = {v.name: i for i, v in enumerate(g.inputs)}
+        self._output_index = {v.name: i for i, v in enumerate(g.outputs)}
+        self._inputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in self._feed_values]
+        self._outputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in g.outputs]
+        self._override_args = [
+            NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in self._overridable
+        ]
+        self._meta = ModelMetadata(model)
+        self._defaults = [v.const.numpy() if v.const is not None else None for v in g.inputs]
+        self._required = {v.name for v in self._feed_values}
+
+    # -- introspection ------------------------------------------------------------------------
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def get_overridable_initializers(self) -> list[NodeArg]:
+        return list(self._override_args)
+
+    def get_modelmeta(self) -> ModelMetadata:
+        return self._meta
+
+    def get_providers(self) -> list[str]:
+        return list(self._providers)
+
+    def get_provider_options(self) -> dict[str, dict]:
+        return {p: dict(o) for p, o in zip(self._providers, self._provider_options)}
+
+    def get_session_options(self) -> SessionOptions:
+        return self._options
+
+    def set_providers(self, providers: list[Any] | None = None, provider_options: list[dict] | None = None) -> None:
+        self._providers, self._provider_options = resolve_providers(providers, provider_options)
+
+    def get_profiling_start_time_ns(self) -> int:
+        return int(self._profile_start * 1e9)
+
+    @property
+    def model(self) -> Model:
+        """The (optimized) model this session runs."""
+        return self._model
+
+    # -- running -------------------------------------------------------------------------------
+    def run(
+        self, output_names: list[str] | None, input_feed: dict[str, Any], run_options: RunOptions | None = None
+    ) -> list[Any]:
+        """Run the model; returns the requested outputs (all when ``output_names`` is None) in order."""
+        if not isinstance(input_feed, dict):
+            raise InvalidArgument(f"input_feed must be a dict of input name -> value, got {type(input_feed).__name__}")
+        if output_names is None:
+            out_idx = list(range(len(self._outputs)))
+        else:
+            if isinstance(output_names, str):
+                raise InvalidArgument("output_names must be a list of names (or None), not a string")
+            out_idx = []
+            for name in output_names:
+                i = self._output_index.get(name)
+                if i is None:
+                    raise InvalidArgument(
+                        f"invalid output name {name!r}: the model's outputs are {list(self._output_index)}"
+                    )
+                out_idx.append(i)
+        inputs = list(self._defaults)
+        for name, value in input_feed.items():
+            i = self._input_index.get(name)
+            if i is None:
+                raise InvalidArgument(
+                    f"invalid input name {name!r}: the model's inputs are {[a.name for a in self._inputs]}"
+                )
+            inputs[i] = _convert_feed(self._model.graph.inputs[i], value)
+        missing = [n for n in self._required if n not in input_feed]
+        if missing:
+            raise InvalidArgument(f"missing input(s) {sorted(missing)}: the model needs {[a.name for a in self._inputs]}")
+        if run_options is not None and run_options.terminate:
+            from onyx.errors import Fail
+
+            raise Fail("run terminated: RunOptions.terminate is set")
+        profile: list | None = [] if self._profiling else None
+        outs = self._plan.run(inputs, None, profile)
+        if profile is not None:
+            with self._lock:
+                self._profile.extend(profile)
+        return [_output(outs[i]) for i in out_idx]
+
+    def run_with_ort_values(self, output_names, input_feed, run_options=None):
+        return self.run(output_names, input_feed, run_options)
+
+    def end_profiling(self) -> str:
+        """Write the per-node timings (Chrome trace JSON, like onnxruntime's) and return the file name."""
+        if not self._profiling:
+            return ""
+        events = []
+        for node, t0, t1 in self._profile:
+            events.append(
+                {
+                    "cat": "Node",
+                    "name": node.name or node.op_type,
+                    "ph": "X",
+                    "ts": int((t0 - self._profile_start) * 1e6),
+                    "dur": int((t1 - t0) * 1e6),
+                    "pid": os.getpid(),
+                    "tid": threading.get_ident() % 100000,
+                    "args": {"op_name": node.op_type},
+                }
+            )
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S")
+        path = f"{self._options.profile_file_prefix}_{stamp}.json"
+        with open(path, "w") as fh:
+            json.dump(events, fh)
+        self._profile = []
+        return path
+
+    # -- pickling ------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        from onyx.model_io import serialize
+
+        if isinstance(self._source, str | os.PathLike) and self._model_path:
+            from onyx.model_io import load
+
+            data = serialize(load(self._model_path))
+        elif isinstance(self._source, bytes | bytearray | memoryview):
+            data = bytes(self._source)
+        else:
+            data = serialize(self._source)
+        return {
+            "model_bytes": data,
+            "options": self._options,
+            "providers": self._providers,
+            "provider_options": self._provider_options,
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["model_bytes"], state["options"], state["providers"], state["provider_options"]
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Feeds
+
+
+def _to_array(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "__dlpack__") and not isinstance(value, np.generic):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, RuntimeError, BufferError, ValueError):
+            pass
+    if hasattr(value, "__array__"):
+        return np.asarray(value)
+    return value
+
+
+def _convert_feed(v: Value, value: Any) -> Any:
+    t = v.type
+    if isinstance(t, SequenceType):
+        if not isinstance(value, list | tuple):
+            raise InvalidArgument(f"input {v.name!r}: expected {t.ort_name()} (a list), got {type(value).__name__}")
+        return [_convert_feed(Value(v.name, t.elem), x) for x in value]
+    if isinstance(t, MapType):
+        if not isinstance(value, dict):
+            raise InvalidArgument(f"input {v.name!r}: expected {t.ort_name()} (a dict), got {type(value).__name__}")
+        return value
+    if isinstance(t, OptionalType):
+        if value is None:
+            return None
+        return _convert_feed(Value(v.name, t.elem), value)
+    arr = _to_array(value)
+    if isinstance(t, TensorType | SparseTensorType) and t.elem_type:
+        try:
+            expected = DataType(t.elem_type).numpy_dtype
+        except (ValueError, OnyxError):
+            expected = None
+        if not isinstance(arr, np.ndarray):
+            try:
+                arr = np.asarray(arr, dtype=expected)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgument(f"input {v.name!r}: cannot convert {type(value).__name__} to {t.ort_name()}: {e}") from None
+        if expected is not None and arr.dtype != expected:
+            if expected == np.dtype(object) and arr.dtype.kind in "US":
+                arr = arr.astype(object)
+            else:
+                got = _dtype_name(arr.dtype)
+                raise InvalidArgument(
+                    f"input {v.name!r}: expected {t.ort_name()}, got tensor({got}) "
+                    f"(unexpected input data type)"
+                )
+        shape = t.shape
+        if shape is not None:
+            if arr.ndim != len(shape.dims):
+                raise InvalidArgument(
+                    f"input {v.name!r}: expected rank {len(shape.dims)} (shape {_fmt_shape(shape.dims)}), "
+                    f"got rank {arr.ndim} (shape {list(arr.shape)})"
+                )
+            for axis, (want, got) in enumerate(zip(shape.dims, arr.shape)):
+                if isinstance(want, int) and want >= 0 and want != got:
+                    raise InvalidArgument(
+                        f"input {v.name!r}: dimension {axis} must be {want}, got {got} "
+                        f"(expected shape {_fmt_shape(shape.dims)}, got {list(arr.shape)})"
+                    )
+        return arr
+    if not isinstance(arr, np.ndarray):
+        arr = np.asarray(arr)
+    return arr
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    from onyx.ir.dtypes import from_numpy
+
+    try:
+        return from_numpy(dt).onnx_name
+    except OnyxError:
+        return str(dt)
+
+
+def _fmt_shape(dims: list) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _output(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        if not x.flags.writeable:
+            return x.copy()
+        return x
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return x
+
+
+__all__ = ["InferenceSession", "NodeArg", "ModelMetadata", "GraphOptimizationLevel", "InvalidGraph"]
