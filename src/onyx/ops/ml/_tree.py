@@ -1,0 +1,349 @@
+"""The tree-ensemble engine shared by TreeEnsemble (v5), TreeEnsembleRegressor and TreeEnsembleClassifier.
+
+Every encoding is compiled once into flat arrays over a global node index (interior nodes and leaves
+alike): feature, threshold, comparison mode, true/false successor, NaN direction, and for leaves a row
+of a (leaves x targets) weight matrix. Evaluation walks all (row, tree) pairs together, one depth level
+per iteration, with numpy fancy indexing over the pairs still on interior nodes; there is no Python loop
+per row or per tree.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+
+LEQ, LT, GTE, GT, EQ, NEQ, MEMBER, LEAF = range(8)
+MODE_NAMES = {
+    "BRANCH_LEQ": LEQ,
+    "BRANCH_LT": LT,
+    "BRANCH_GTE": GTE,
+    "BRANCH_GT": GT,
+    "BRANCH_EQ": EQ,
+    "BRANCH_NEQ": NEQ,
+    "BRANCH_MEMBER": MEMBER,
+    "LEAF": LEAF,
+}
+
+# rows x trees x targets elements gathered at once when leaves carry several weights
+_CHUNK_ELEMENTS = 1 << 22
+
+
+class Forest:
+    """A compiled ensemble. ``n_nodes`` global nodes; leaves have ``leaf_id >= 0``."""
+
+    def __init__(
+        self,
+        feature: np.ndarray,
+        threshold: np.ndarray,
+        mode: np.ndarray,
+        true_next: np.ndarray,
+        false_next: np.ndarray,
+        missing_true: np.ndarray,
+        leaf_id: np.ndarray,
+        roots: np.ndarray,
+        weights: np.ndarray,
+        has_weight: np.ndarray,
+        member_sets: list[np.ndarray] | None = None,
+        member_set_of_node: np.ndarray | None = None,
+    ):
+        self.feature = feature.astype(np.int64)
+        self.threshold = threshold.astype(np.float64)
+        self.mode = mode.astype(np.int8)
+        self.true_next = true_next.astype(np.int64)
+        self.false_next = false_next.astype(np.int64)
+        self.missing_true = missing_true.astype(bool)
+        self.leaf_id = leaf_id.astype(np.int64)
+        self.is_leaf = self.leaf_id >= 0
+        self.roots = roots.astype(np.int64)
+        self.weights = weights.astype(np.float64)
+        self.has_weight = has_weight.astype(bool)
+        self.n_targets = weights.shape[1]
+        n = len(self.feature)
+        for name, arr in (("true", self.true_next), ("false", self.false_next)):
+            bad = (arr < 0) | (arr >= n)
+            if np.any(bad & ~self.is_leaf):
+                raise InvalidArgument(f"tree ensemble: a {name} branch points outside the {n} nodes")
+        # leaves loop on themselves so that finished pairs can stay in place
+        idx = np.arange(n)
+        self.true_next = np.where(self.is_leaf, idx, self.true_next)
+        self.false_next = np.where(self.is_leaf, idx, self.false_next)
+        if len(self.roots) and (self.roots.min() < 0 or self.roots.max() >= n):
+            raise InvalidArgument("tree ensemble: a tree root is outside the nodes")
+        branch_modes = np.unique(self.mode[~self.is_leaf])
+        self.single_mode = int(branch_modes[0]) if len(branch_modes) == 1 else None
+        self.any_missing_true = bool(np.any(self.missing_true & ~self.is_leaf))
+        self.max_leaf_entries = int(self.has_weight.sum(axis=1).max()) if len(self.has_weight) else 0
+        if self.max_leaf_entries <= 1 and len(self.weights):
+            self.leaf_target = np.argmax(self.has_weight, axis=1)
+            self.leaf_weight = self.weights[np.arange(len(self.weights)), self.leaf_target]
+            self.leaf_has = self.has_weight.any(axis=1)
+        # set membership: a sorted table of codes set_index * n_unique + rank(value)
+        self.member_set_of_node = member_set_of_node
+        if member_sets:
+            allv = np.concatenate(member_sets) if member_sets else np.zeros(0)
+            self.member_uniq = np.unique(allv)
+            codes = [
+                k * len(self.member_uniq) + np.searchsorted(self.member_uniq, s)
+                for k, s in enumerate(member_sets)
+            ]
+            self.member_codes = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
+
+    # ---- traversal -------------------------------------------------------------------------
+    def _condition(self, v: np.ndarray, nd: np.ndarray) -> np.ndarray:
+        mode = self.single_mode
+        if mode is not None:
+            return self._compare(mode, v, self.threshold[nd], nd)
+        modes = self.mode[nd]
+        thr = self.threshold[nd]
+        cond = np.zeros(v.shape, dtype=bool)
+        for m in np.unique(modes):
+            sel = modes == m
+            cond[sel] = self._compare(int(m), v[sel], thr[sel], nd[sel])
+        return cond
+
+    def _compare(self, mode: int, v, thr, nd) -> np.ndarray:
+        if mode == LEQ:
+            return v <= thr
+        if mode == LT:
+            return v < thr
+        if mode == GTE:
+            return v >= thr
+        if mode == GT:
+            return v > thr
+        if mode == EQ:
+            return v == thr
+        if mode == NEQ:
+            return v != thr
+        if mode == MEMBER:
+            return self._member(v, nd)
+        raise InvalidArgument(f"tree ensemble: unknown node mode {mode}")
+
+    def _member(self, v: np.ndarray, nd: np.ndarray) -> np.ndarray:
+        if self.member_set_of_node is None or not hasattr(self, "member_uniq") or len(self.member_uniq) == 0:
+            return np.zeros(v.shape, dtype=bool)
+        u = self.member_uniq
+        i = np.clip(np.searchsorted(u, v), 0, len(u) - 1)
+        present = u[i] == v
+        code = self.member_set_of_node[nd] * len(u) + i
+        j = np.clip(np.searchsorted(self.member_codes, code), 0, len(self.member_codes) - 1)
+        return present & (self.member_codes[j] == code)
+
+    def leaves(self, X: np.ndarray) -> np.ndarray:
+        """(N, T) leaf node index reached by each row in each tree."""
+        N = X.shape[0]
+        T = len(self.roots)
+        node = np.broadcast_to(self.roots, (N, T)).reshape(-1).copy()
+        if N == 0 or T == 0:
+            return node.reshape(N, T)
+        nfeat = X.shape[1]
+        if nfeat == 0 or (len(self.feature) and self.feature[~self.is_leaf].max(initial=-1) >= nfeat):
+            if np.any(~self.is_leaf):
+                raise InvalidArgument(
+                    f"tree ensemble: a node reads feature {int(self.feature[~self.is_leaf].max())} "
+                    f"but X has {nfeat} features"
+                )
+        xflat = X.reshape(-1)
+        row_base = np.repeat(np.arange(N, dtype=np.int64) * nfeat, T)
+        active = np.nonzero(~self.is_leaf[node])[0]
+        limit = len(self.feature) + 1
+        steps = 0
+        while active.size:
+            steps += 1
+            if steps > limit:
+                raise InvalidArgument("tree ensemble: the trees contain a cycle")
+            nd = node[active]
+            v = xflat[row_base[active] + self.feature[nd]]
+            cond = self._condition(v, nd)
+            if self.any_missing_true:
+                cond |= np.isnan(v) & self.missing_true[nd]
+            nxt = np.where(cond, self.true_next[nd], self.false_next[nd])
+            node[active] = nxt
+            active = active[~self.is_leaf[nxt]]
+        return node.reshape(N, T)
+
+    # ---- aggregation -------------------------------------------------------------------------
+    def aggregate(self, X: np.ndarray, how: str = "SUM") -> tuple[np.ndarray, np.ndarray]:
+        """(scores (N, K) float64, has_score (N, K) bool) aggregated over the trees."""
+        leaves = self.leaf_id[self.leaves(X)]  # (N, T) rows of the weight matrix
+        N, T = leaves.shape
+        K = self.n_targets
+        if how in ("SUM", "AVERAGE"):
+            if self.max_leaf_entries <= 1:
+                flat = leaves.reshape(-1)
+                keys = np.repeat(np.arange(N, dtype=np.int64) * K, T) + self.leaf_target[flat]
+                w = self.leaf_weight[flat]
+                hasw = self.leaf_has[flat]
+                scores = np.bincount(keys, weights=np.where(hasw, w, 0.0), minlength=N * K).reshape(N, K)
+                has = np.bincount(keys, weights=hasw, minlength=N * K).reshape(N, K) > 0
+            else:
+                scores = np.empty((N, K), dtype=np.float64)
+                has = np.empty((N, K), dtype=bool)
+                step = max(1, _CHUNK_ELEMENTS // max(1, T * K))
+                for s in range(0, N, step):
+                    lv = leaves[s : s + step]
+                    scores[s : s + step] = self.weights[lv].sum(axis=1)
+                    has[s : s + step] = self.has_weight[lv].any(axis=1)
+            if how == "AVERAGE" and T:
+                scores /= T
+            return scores, has
+        if how in ("MIN", "MAX"):
+            fill = np.inf if how == "MIN" else -np.inf
+            wm = np.where(self.has_weight, self.weights, fill)
+            scores = np.empty((N, K), dtype=np.float64)
+            has = np.empty((N, K), dtype=bool)
+            step = max(1, _CHUNK_ELEMENTS // max(1, T * K))
+            for s in range(0, N, step):
+                lv = leaves[s : s + step]
+                g = wm[lv]
+                scores[s : s + step] = g.min(axis=1) if how == "MIN" else g.max(axis=1)
+                has[s : s + step] = self.has_weight[lv].any(axis=1)
+            scores[~has] = 0.0
+            return scores, has
+        raise InvalidArgument(
+            f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
+        )
+
+
+# ---- compiling the legacy (v1/v3) encoding -----------------------------------------------------
+
+
+def compile_legacy(
+    nodes_treeids,
+    nodes_nodeids,
+    nodes_featureids,
+    nodes_modes,
+    nodes_values,
+    nodes_truenodeids,
+    nodes_falsenodeids,
+    nodes_missing_value_tracks_true,
+    leaf_treeids,
+    leaf_nodeids,
+    leaf_targets,
+    leaf_weights,
+    n_targets: int,
+    what: str,
+) -> Forest:
+    tid = np.asarray(nodes_treeids if nodes_treeids is not None else [], dtype=np.int64)
+    nid = np.asarray(nodes_nodeids if nodes_nodeids is not None else [], dtype=np.int64)
+    n = len(tid)
+    fields = {
+        "nodes_nodeids": nid,
+        "nodes_featureids": nodes_featureids,
+        "nodes_modes": nodes_modes,
+        "nodes_values": nodes_values,
+        "nodes_truenodeids": nodes_truenodeids,
+        "nodes_falsenodeids": nodes_falsenodeids,
+    }
+    for k, v in fields.items():
+        if v is None or len(v) != n:
+            raise InvalidArgument(
+                f"{what}: {k} has {0 if v is None else len(v)} entries, nodes_treeids has {n}"
+            )
+    if n == 0:
+        raise InvalidArgument(f"{what}: the ensemble has no nodes")
+    try:
+        mode = np.asarray([MODE_NAMES[str(m)] for m in nodes_modes], dtype=np.int8)
+    except KeyError as e:
+        raise InvalidArgument(f"{what}: unknown node mode {e.args[0]!r}") from None
+    if nodes_missing_value_tracks_true is not None and len(nodes_missing_value_tracks_true):
+        if len(nodes_missing_value_tracks_true) != n:
+            raise InvalidArgument(f"{what}: nodes_missing_value_tracks_true has the wrong length")
+        missing = np.asarray(nodes_missing_value_tracks_true, dtype=bool)
+    else:
+        missing = np.zeros(n, dtype=bool)
+    M = int(max(nid.max(), np.max(nodes_truenodeids), np.max(nodes_falsenodeids))) + 1
+    tmin = int(tid.min())
+    key = (tid - tmin) * M + nid
+    order = np.argsort(key, kind="stable")
+    skey = key[order]
+    if np.any(skey[1:] == skey[:-1]):
+        raise InvalidArgument(f"{what}: a (tree id, node id) pair appears twice")
+
+    def find(t, i, label):
+        k = (np.asarray(t, dtype=np.int64) - tmin) * M + np.asarray(i, dtype=np.int64)
+        p = np.clip(np.searchsorted(skey, k), 0, n - 1)
+        ok = skey[p] == k
+        return order[p], ok
+
+    is_leaf = mode == LEAF
+    tnext, tok = find(tid, nodes_truenodeids, "true")
+    fnext, fok = find(tid, nodes_falsenodeids, "false")
+    if np.any(~is_leaf & ~(tok & fok)):
+        raise InvalidArgument(f"{what}: a branch node points to a node id missing from its tree")
+    # roots: the smallest node id of each tree, trees in order of id
+    trees, first = np.unique(tid, return_index=True)
+    roots = np.empty(len(trees), dtype=np.int64)
+    by_tree = np.lexsort((nid, tid))
+    starts = np.searchsorted(tid[by_tree], trees)
+    roots[:] = by_tree[starts]
+    # leaves and their weights
+    leaf_nodes = np.nonzero(is_leaf)[0]
+    leaf_id = np.full(n, -1, dtype=np.int64)
+    leaf_id[leaf_nodes] = np.arange(len(leaf_nodes))
+    L = len(leaf_nodes)
+    W = np.zeros((L, n_targets), dtype=np.float64)
+    H = np.zeros((L, n_targets), dtype=bool)
+    if leaf_treeids is not None and len(leaf_treeids):
+        g, ok = find(leaf_treeids, leaf_nodeids, "leaf")
+        if not np.all(ok):
+            raise InvalidArgument(f"{what}: a weight refers to a node that does not exist")
+        tg = np.asarray(leaf_targets, dtype=np.int64)
+        if len(tg) and (tg.min() < 0 or tg.max() >= n_targets):
+            raise InvalidArgument(f"{what}: a target/class id is outside [0, {n_targets})")
+        lid = leaf_id[g]
+        keep = lid >= 0
+        np.add.at(W, (lid[keep], tg[keep]), np.asarray(leaf_weights, dtype=np.float64)[keep])
+        H[lid[keep], tg[keep]] = True
+    feature = np.asarray(nodes_featureids, dtype=np.int64)
+    return Forest(
+        feature,
+        np.asarray(nodes_values, dtype=np.float64),
+        mode,
+        tnext,
+        fnext,
+        missing,
+        leaf_id,
+        roots,
+        W,
+        H,
+    )
+
+
+# ---- a small cache so that a session's attributes are compiled once ---------------------------
+
+_cache: OrderedDict = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def cached(kind: str, attrs: dict, build):
+    """Compile once per distinct set of attribute objects (identity-keyed; references are held)."""
+    key = (kind,) + tuple((k, id(v)) for k, v in sorted(attrs.items()))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and all(hit[0][k] is v for k, v in attrs.items()):
+            _cache.move_to_end(key)
+            return hit[1]
+    forest = build()
+    with _cache_lock:
+        _cache[key] = (dict(attrs), forest)
+        while len(_cache) > 64:
+            _cache.popitem(last=False)
+    return forest
+
+
+def prepare_x(X) -> np.ndarray:
+    """X as a float64 (rows, features) matrix; a 1-D input is one row."""
+    X = np.asarray(X)
+    if X.dtype.kind not in "fiub":
+        raise InvalidArgument(f"tree ensemble: X must be numeric, got {X.dtype}")
+    if X.ndim == 0:
+        X = X.reshape(1, 1)
+    elif X.ndim == 1:
+        X = X.reshape(1, -1)
+    elif X.ndim > 2:
+        X = X.reshape(X.shape[0], -1)
+    return np.ascontiguousarray(X, dtype=np.float64)

@@ -1,0 +1,205 @@
+"""TreeEnsembleClassifier (v1, v3 with *_as_tensor attributes): labels and per-class scores.
+
+The two-class case follows onnxruntime, which users compare against: when only one class carries
+weights the missing score is synthesised (``1 - s`` for all-positive weights, ``-s`` otherwise) and the
+label threshold is 0.5 or 0; with base_values of length 2 the positive score is ``base[1] + score[0]``;
+a class that no visited leaf scores reports 0 before the post transform.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import labels_of, logistic, probit
+from onyx.ops.ml._common import post_transform as apply_post
+from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
+from onyx.ops.registry import op
+
+
+def _pick(a, a_tensor):
+    return np.asarray(a_tensor).reshape(-1) if a_tensor is not None else a
+
+
+def classify(
+    scores: np.ndarray,
+    has: np.ndarray,
+    labels: np.ndarray,
+    is_str: bool,
+    base,
+    post: str,
+    binary_case: bool,
+    all_positive: bool,
+):
+    """onnxruntime's decision rule on aggregated (N, K) scores: (labels (N,), Z (N, K) float32)."""
+    N, K = scores.shape
+    base = np.asarray(base if base is not None else [], dtype=np.float64)
+    if K != 2:
+        if base.size:
+            if base.size != K:
+                raise InvalidArgument(f"{base.size} base_values for {K} classes")
+            scores = scores + base
+            has = np.ones_like(has)
+        masked = np.where(has, scores, -np.inf)
+        idx = np.argmax(masked, axis=1) if K else np.zeros(N, np.int64)
+        z = apply_post(scores, post)
+        return labels[idx], z.astype(np.float32)
+    s0 = scores[:, 0].copy()
+    s1 = scores[:, 1].copy()
+    h0 = has[:, 0].copy()
+    h1 = has[:, 1].copy()
+    single = np.zeros(N, dtype=bool)  # rows whose class-1 score is synthesised from one score
+    if base.size == 2:
+        s1 = np.where(h1, base[1] + s0, s1 + base[1])
+        s0 = np.where(h1, -s1, s0 + base[0])
+    elif base.size == 1:
+        s0 = s0 + base[0]
+        single = ~h1
+    elif base.size == 0:
+        single = ~h1
+    else:
+        raise InvalidArgument(f"{base.size} base_values for 2 classes")
+    pos = np.where(h1, s1, np.where(h0, s0, 0.0))
+    if binary_case:
+        positive = pos > 0.5 if all_positive else pos > 0
+        lab = np.where(positive, 1, 0)
+        out_labels = labels[lab]
+    else:
+        positive = pos > 0
+        if is_str:
+            out_labels = labels[np.where(positive, 1, 0)]
+        else:
+            out_labels = np.where(positive, 1, 0).astype(np.int64)
+    # two-score rows: unscored classes report 0, then the post transform on both columns
+    z = np.stack([np.where(h0, s0, 0.0), np.where(h1, s1, 0.0)], axis=1)
+    z = apply_post(z, post)
+    if np.any(single):
+        s = s0[single]
+        if post == "PROBIT":
+            zs = np.stack([probit(s), np.zeros_like(s)], axis=1)
+        elif binary_case and all_positive:
+            zs = np.stack([1.0 - s, s], axis=1)
+        elif post == "LOGISTIC":
+            zs = np.stack([logistic(-s), logistic(s)], axis=1)
+        else:
+            zs = np.stack([-s, s], axis=1)
+        z[single] = zs
+    return out_labels, z.astype(np.float32)
+
+
+def _classify(X, attrs: dict):
+    values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
+    weights = _pick(attrs["class_weights"], attrs.get("class_weights_as_tensor"))
+    base = _pick(attrs["base_values"], attrs.get("base_values_as_tensor"))
+    labels, is_str = labels_of(
+        attrs["classlabels_int64s"], attrs["classlabels_strings"], "TreeEnsembleClassifier"
+    )
+    K = len(labels)
+    forest = cached(
+        "TreeEnsembleClassifier",
+        attrs,
+        lambda: compile_legacy(
+            attrs["nodes_treeids"],
+            attrs["nodes_nodeids"],
+            attrs["nodes_featureids"],
+            attrs["nodes_modes"],
+            values,
+            attrs["nodes_truenodeids"],
+            attrs["nodes_falsenodeids"],
+            attrs["nodes_missing_value_tracks_true"],
+            attrs["class_treeids"],
+            attrs["class_nodeids"],
+            attrs["class_ids"],
+            weights,
+            K,
+            "TreeEnsembleClassifier",
+        ),
+    )
+    scores, has = forest.aggregate(prepare_x(X), "SUM")
+    class_ids = set(int(c) for c in (attrs["class_ids"] or []))
+    w = np.asarray(weights if weights is not None else [], dtype=np.float64)
+    binary_case = K == 2 and len(class_ids) == 1
+    all_positive = bool(np.all(w >= 0))
+    return classify(scores, has, labels, is_str, base, attrs["post_transform"], binary_case, all_positive)
+
+
+_COMMON = (
+    "base_values",
+    "class_ids",
+    "class_nodeids",
+    "class_treeids",
+    "class_weights",
+    "classlabels_int64s",
+    "classlabels_strings",
+    "nodes_falsenodeids",
+    "nodes_featureids",
+    "nodes_missing_value_tracks_true",
+    "nodes_modes",
+    "nodes_nodeids",
+    "nodes_treeids",
+    "nodes_truenodeids",
+    "nodes_values",
+    "post_transform",
+)
+
+
+@op("TreeEnsembleClassifier", domain="ai.onnx.ml", since=1, until=3)
+def tree_ensemble_classifier_1(
+    X,
+    *,
+    base_values=None,
+    class_ids=None,
+    class_nodeids=None,
+    class_treeids=None,
+    class_weights=None,
+    classlabels_int64s=None,
+    classlabels_strings=None,
+    nodes_falsenodeids=None,
+    nodes_featureids=None,
+    nodes_hitrates=None,
+    nodes_missing_value_tracks_true=None,
+    nodes_modes=None,
+    nodes_nodeids=None,
+    nodes_treeids=None,
+    nodes_truenodeids=None,
+    nodes_values=None,
+    post_transform="NONE",
+):
+    loc = locals()
+    return _classify(X, {k: loc[k] for k in _COMMON})
+
+
+@op("TreeEnsembleClassifier", domain="ai.onnx.ml", since=3)
+def tree_ensemble_classifier_3(
+    X,
+    *,
+    base_values=None,
+    base_values_as_tensor=None,
+    class_ids=None,
+    class_nodeids=None,
+    class_treeids=None,
+    class_weights=None,
+    class_weights_as_tensor=None,
+    classlabels_int64s=None,
+    classlabels_strings=None,
+    nodes_falsenodeids=None,
+    nodes_featureids=None,
+    nodes_hitrates=None,
+    nodes_hitrates_as_tensor=None,
+    nodes_missing_value_tracks_true=None,
+    nodes_modes=None,
+    nodes_nodeids=None,
+    nodes_treeids=None,
+    nodes_truenodeids=None,
+    nodes_values=None,
+    nodes_values_as_tensor=None,
+    post_transform="NONE",
+):
+    loc = locals()
+    attrs = {k: loc[k] for k in _COMMON}
+    attrs.update(
+        base_values_as_tensor=base_values_as_tensor,
+        class_weights_as_tensor=class_weights_as_tensor,
+        nodes_values_as_tensor=nodes_values_as_tensor,
+    )
+    return _classify(X, attrs)

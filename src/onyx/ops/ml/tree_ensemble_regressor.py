@@ -1,0 +1,112 @@
+"""TreeEnsembleRegressor (v1, v3 with *_as_tensor attributes): float32 regression scores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import post_transform as apply_post
+from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
+from onyx.ops.registry import op
+
+
+def _pick(a, a_tensor):
+    return np.asarray(a_tensor).reshape(-1) if a_tensor is not None else a
+
+
+def _regress(X, attrs: dict):
+    values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
+    weights = _pick(attrs["target_weights"], attrs.get("target_weights_as_tensor"))
+    base = _pick(attrs["base_values"], attrs.get("base_values_as_tensor"))
+    n_targets = attrs["n_targets"]
+    if n_targets is None:
+        n_targets = int(max(attrs["target_ids"] or [0])) + 1
+    forest = cached(
+        "TreeEnsembleRegressor",
+        attrs,
+        lambda: compile_legacy(
+            attrs["nodes_treeids"],
+            attrs["nodes_nodeids"],
+            attrs["nodes_featureids"],
+            attrs["nodes_modes"],
+            values,
+            attrs["nodes_truenodeids"],
+            attrs["nodes_falsenodeids"],
+            attrs["nodes_missing_value_tracks_true"],
+            attrs["target_treeids"],
+            attrs["target_nodeids"],
+            attrs["target_ids"],
+            weights,
+            int(n_targets),
+            "TreeEnsembleRegressor",
+        ),
+    )
+    scores, _ = forest.aggregate(prepare_x(X), attrs["aggregate_function"])
+    if base is not None and len(base):
+        b = np.asarray(base, dtype=np.float64)
+        if b.size != scores.shape[1]:
+            raise InvalidArgument(
+                f"TreeEnsembleRegressor: {b.size} base_values for {scores.shape[1]} targets"
+            )
+        scores += b
+    return apply_post(scores, attrs["post_transform"]).astype(np.float32)
+
+
+@op("TreeEnsembleRegressor", domain="ai.onnx.ml", since=1, until=3)
+def tree_ensemble_regressor_1(
+    X,
+    *,
+    aggregate_function="SUM",
+    base_values=None,
+    n_targets=None,
+    nodes_falsenodeids=None,
+    nodes_featureids=None,
+    nodes_hitrates=None,
+    nodes_missing_value_tracks_true=None,
+    nodes_modes=None,
+    nodes_nodeids=None,
+    nodes_treeids=None,
+    nodes_truenodeids=None,
+    nodes_values=None,
+    post_transform="NONE",
+    target_ids=None,
+    target_nodeids=None,
+    target_treeids=None,
+    target_weights=None,
+):
+    attrs = dict(locals())
+    attrs.pop("X")
+    attrs.pop("nodes_hitrates")
+    return _regress(X, attrs)
+
+
+@op("TreeEnsembleRegressor", domain="ai.onnx.ml", since=3)
+def tree_ensemble_regressor_3(
+    X,
+    *,
+    aggregate_function="SUM",
+    base_values=None,
+    base_values_as_tensor=None,
+    n_targets=None,
+    nodes_falsenodeids=None,
+    nodes_featureids=None,
+    nodes_hitrates=None,
+    nodes_hitrates_as_tensor=None,
+    nodes_missing_value_tracks_true=None,
+    nodes_modes=None,
+    nodes_nodeids=None,
+    nodes_treeids=None,
+    nodes_truenodeids=None,
+    nodes_values=None,
+    nodes_values_as_tensor=None,
+    post_transform="NONE",
+    target_ids=None,
+    target_nodeids=None,
+    target_treeids=None,
+    target_weights=None,
+    target_weights_as_tensor=None,
+):
+    attrs = dict(locals())
+    for k in ("X", "nodes_hitrates", "nodes_hitrates_as_tensor"):
+        attrs.pop(k)
+    return _regress(X, attrs)
