@@ -9,9 +9,9 @@ The conversion rules follow the Cast specification:
   ties up); ``saturate`` clamps to the representable exponents, otherwise out-of-range is NaN.
 * float to integer truncates toward zero (out of range is undefined by the spec); integer to a
   narrower integer keeps the low bits; anything to bool is ``x != 0``.
-* strings are parsed like ``strtod`` (``INF``, ``+INF``, ``-INF``, ``NaN`` in any case) and numbers
-  are written in the shortest ``%g`` form that reads back to the same value (``NaN``, ``INF``,
-  ``-INF`` for the special values), as onnxruntime does.
+* strings are parsed like ``strtod`` (``INF``, ``+INF``, ``-INF``, ``NaN`` in any case; integer
+  targets take the leading integer, so "100.5" gives 100) and floats are written with printf's
+  ``%.8g`` (``NaN``, ``INF``, ``-INF`` for the special values), exactly as onnxruntime does.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ _F8_SATURATING = frozenset(
 _E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
 _OBJECT = np.dtype(object)
 _ROUND_MODES = ("up", "down", "nearest")
+_INF = float("inf")
 
 
 def target_dtype(to: Any) -> np.dtype:
@@ -155,25 +156,15 @@ def _to_string(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         flat[:] = [str(v) for v in x.reshape(-1).tolist()]
         return out
-    # floats: shortest %g that reads back to the same value in the source precision
-    if x.dtype == np.float64:
-        digits, back = 17, np.float64
-    elif x.dtype == np.float32:
-        digits, back = 9, np.float32
-    else:
-        digits, back = 9, x.dtype.type
+    # floats (any width): printf "%.8g", as onnxruntime writes them
+    if x.dtype.kind != "f" or x.dtype in ML_FLOATS:
         x = x.astype(np.float32)
-    vals = x.reshape(-1).tolist()
     res = []
-    for v in vals:
-        if v != v or v in (float("inf"), float("-inf")):
+    for v in x.reshape(-1).tolist():
+        if v != v or v in (_INF, -_INF):
             res.append(_special(v))
-            continue
-        for p in range(1, digits + 1):
-            s = "%.*g" % (p, v)  # noqa: UP031
-            if back(float(s)) == back(v):
-                break
-        res.append(s)
+        else:
+            res.append("%.8g" % v)  # noqa: UP031 - printf-style %g is the format we mimic
     flat[:] = res
     return out
 
