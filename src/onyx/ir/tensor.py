@@ -316,7 +316,8 @@ def array_to_raw(arr: np.ndarray, dt: DataType) -> Any:
     arr = np.ascontiguousarray(arr)
     if arr.dtype.byteorder == ">":
         arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return memoryview(arr).cast("B") if arr.size else b""
+    # a uint8 view first: memoryview cannot describe ml_dtypes' element types (bfloat16, float8)
+    return memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else b""
 
 
 def typed_to_array(
