@@ -23,10 +23,20 @@ _MIN_IR_FOR_OPSET = [(28, 14), (25, 13), (24, 12), (23, 11), (21, 10), (19, 9), 
 
 
 def min_ir_version(opset: int) -> int:
+    """The IR version of the ONNX release that introduced ``opset``."""
     for op, ir in _MIN_IR_FOR_OPSET:
         if opset >= op:
             return ir
     return 3
+
+
+def oldest_ir_accepted(opset: int) -> int:
+    """The oldest IR version accepted with ``opset``: one release of slack below :func:`min_ir_version`.
+
+    Exporters of the time often paired a new opset with the previous IR version (the official ONNX
+    test models declare opset 9 with IR 3), and every runtime loads those files.
+    """
+    return max(3, min_ir_version(opset) - 1)
 
 
 class _Checker:
@@ -59,7 +69,7 @@ class _Checker:
             elif self.full and dom in MAX_OPSET and v > MAX_OPSET[dom]:
                 self.err(f"model: opset {v} of domain {d or 'ai.onnx'!r} is newer than the newest known ({MAX_OPSET[dom]})")
         if self.full and m.ir_version is not None and "" in opsets and opsets[""] >= 1:
-            need = min_ir_version(opsets[""])
+            need = oldest_ir_accepted(opsets[""])
             if m.ir_version < need:
                 self.err(f"model: opset {opsets['']} needs IR version >= {need}, the model declares {m.ir_version}")
         if m.graph is None:
