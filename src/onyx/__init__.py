@@ -23,7 +23,13 @@ from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.model_io import load, load_from_string, load_tensor, save, save_tensor, serialize
 from onyx.ops.registry import op as custom_op
 from onyx.optimizer import optimize
-from onyx.runtime.options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
+from onyx.runtime.options import (
+    ExecutionMode,
+    ExecutionOrder,
+    GraphOptimizationLevel,
+    RunOptions,
+    SessionOptions,
+)
 from onyx.runtime.providers import get_all_providers, get_available_providers
 from onyx.runtime.session import InferenceSession, ModelMetadata, NodeArg
 

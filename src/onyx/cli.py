@@ -1,9 +1,9 @@
 """The ``onyx`` command: ``info``, ``run``, ``check``, ``ops``.
 
-    onyx run                     run the shipped digits model on its bundled samples
-    onyx run MODEL --input x=a.npy [--output-dir DIR]
-    onyx info MODEL              inputs, outputs, opsets, op histogram, parameters, external data
-    onyx check MODEL             structural validation
+onyx run                     run the shipped digits model on its bundled samples
+onyx run MODEL --input x=a.npy [--output-dir DIR]
+onyx info MODEL              inputs, outputs, opsets, op histogram, parameters, external data
+onyx check MODEL             structural validation
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ def info(path: str, out=sys.stdout) -> dict[str, Any]:
                     pass
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"model: {path}")
-    p(f"  ir_version {model.ir_version}, producer {model.producer_name or '?'} {model.producer_version or ''}".rstrip())
+    p(
+        f"  ir_version {model.ir_version}, producer {model.producer_name or '?'} {model.producer_version or ''}".rstrip()
+    )
     p("  opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in model.opsets.items()))
     p("inputs:")
     for v in g.inputs:
@@ -145,13 +147,16 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         p(f"predictions: {' '.join(str(int(v)) for v in np.asarray(label).reshape(-1)[:32])} ...")
         p(f"truth:       {' '.join(str(int(v)) for v in y[:32])} ...")
         p(f"accuracy: {acc:.3f} on {len(x)} samples")
-        p(f"latency: median {np.median(lat) * 1e3:.3f} ms per sample (batch 1), session created in {t_create * 1e3:.1f} ms")
+        p(
+            f"latency: median {np.median(lat) * 1e3:.3f} ms per sample (batch 1), session created in {t_create * 1e3:.1f} ms"
+        )
         return 0
     sess = InferenceSession(args.model)
     feeds = _parse_inputs(args.input or [])
     if not feeds and sess.get_inputs():
         raise InvalidArgument(
-            "the model needs inputs: " + ", ".join(f"--input {a.name}=FILE.npy ({a.type} {a.shape})" for a in sess.get_inputs())
+            "the model needs inputs: "
+            + ", ".join(f"--input {a.name}=FILE.npy ({a.type} {a.shape})" for a in sess.get_inputs())
         )
     t0 = time.perf_counter()
     outs = sess.run(None, feeds)
@@ -168,7 +173,11 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
                 p(f"{name}: {type(value).__name__} (not saved: not a tensor)")
         else:
             with np.printoptions(threshold=50, edgeitems=3, precision=5):
-                shown = f"{value.dtype}{list(value.shape)}\n{value}" if isinstance(value, np.ndarray) else repr(value)
+                shown = (
+                    f"{value.dtype}{list(value.shape)}\n{value}"
+                    if isinstance(value, np.ndarray)
+                    else repr(value)
+                )
             p(f"{name}: {shown}")
     p(f"ran in {dt * 1e3:.2f} ms")
     return 0

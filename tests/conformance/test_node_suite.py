@@ -24,7 +24,14 @@ with warnings.catch_warnings():
 
     CASES = {c.name: c for c in collect_testcases()}
 
-RANDOM_OPS = {"Bernoulli", "RandomUniformLike", "RandomNormalLike", "RandomUniform", "RandomNormal", "Multinomial"}
+RANDOM_OPS = {
+    "Bernoulli",
+    "RandomUniformLike",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomNormal",
+    "Multinomial",
+}
 
 
 def run_with_onyx(model, inputs):

@@ -40,9 +40,21 @@ class AttrType(enum.IntEnum):
 class Value:
     """A named value in a graph: its type, its producer and its uses."""
 
-    __slots__ = ("name", "type", "producer", "index", "uses", "const", "doc_string", "metadata_props", "unknown")
+    __slots__ = (
+        "name",
+        "type",
+        "producer",
+        "index",
+        "uses",
+        "const",
+        "doc_string",
+        "metadata_props",
+        "unknown",
+    )
 
-    def __init__(self, name: str = "", type: TypeBase | None = None, const: Tensor | SparseTensor | None = None):
+    def __init__(
+        self, name: str = "", type: TypeBase | None = None, const: Tensor | SparseTensor | None = None
+    ):
         self.name = name
         self.type = type
         self.producer: Node | None = None
@@ -374,7 +386,9 @@ class Model:
         "_buffers",
     )
 
-    def __init__(self, graph: Graph | None = None, opset_imports: dict[str, int] | None = None, ir_version: int = 10):
+    def __init__(
+        self, graph: Graph | None = None, opset_imports: dict[str, int] | None = None, ir_version: int = 10
+    ):
         self.ir_version: int | None = ir_version
         self.opset_imports: list[tuple[str, int]] = list((opset_imports or {"": 21}).items())
         self.producer_name: str | None = None
