@@ -77,9 +77,8 @@ def info(path: str, out=sys.stdout) -> dict[str, Any]:
                     pass
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"model: {path}")
-    p(
-        f"  ir_version {model.ir_version}, producer {model.producer_name or '?'} {model.producer_version or ''}".rstrip()
-    )
+    producer = f"{model.producer_name or '?'} {model.producer_version or ''}".rstrip()
+    p(f"  ir_version {model.ir_version}, producer {producer}")
     p("  opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in model.opsets.items()))
     p("inputs:")
     for v in g.inputs:
@@ -147,9 +146,8 @@ def run(args: argparse.Namespace, out=sys.stdout) -> int:
         p(f"predictions: {' '.join(str(int(v)) for v in np.asarray(label).reshape(-1)[:32])} ...")
         p(f"truth:       {' '.join(str(int(v)) for v in y[:32])} ...")
         p(f"accuracy: {acc:.3f} on {len(x)} samples")
-        p(
-            f"latency: median {np.median(lat) * 1e3:.3f} ms per sample (batch 1), session created in {t_create * 1e3:.1f} ms"
-        )
+        p(f"latency: median {np.median(lat) * 1e3:.3f} ms per sample (batch 1)")
+        p(f"session created in {t_create * 1e3:.1f} ms")
         return 0
     sess = InferenceSession(args.model)
     feeds = _parse_inputs(args.input or [])
