@@ -53,6 +53,14 @@ def test_random_uniform_range(opset, code):
         assert v.max() < 5.0
 
 
+def test_negative_and_fractional_seeds():
+    a = k("RandomUniform")(shape=[3], seed=-1.0)
+    assert np.array_equal(a, k("RandomUniform")(shape=[3], seed=-1.0))
+    assert not np.array_equal(
+        k("RandomUniform")(shape=[3], seed=0.5), k("RandomUniform")(shape=[3], seed=0.25)
+    )
+
+
 def test_like_ops_take_input_type_and_shape():
     x = np.zeros((3, 4), np.float64)
     assert k("RandomNormalLike")(x).dtype == np.float64

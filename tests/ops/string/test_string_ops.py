@@ -140,6 +140,11 @@ RE2_CASES = [
     (r".*\bfoo\b.*", ["a foo b", "afoob", "éfooé"]),
     (r"\D\W\S", ["a!b", "1!b"]),
     (r"[a-c]*\z", ["abc", "abd"]),
+    (r"abc(?i)def", ["abcDEF", "ABCdef"]),
+    (r"a(?i)b|c", ["aB", "C", "Ab"]),
+    (r"(x(?i)y|z)w", ["xYw", "Zw", "ZW"]),
+    (r"(?s).+", ["a\nb"]),
+    (r".+", ["a\nb"]),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,15 @@ from onyx.ops.registry import KernelContext
 
 
 def generator(ctx: KernelContext | None, seed: float | None) -> np.random.Generator:
-    """The node's generator: seeded from the ``seed`` attribute when present, else from the run."""
+    """The node's generator: seeded from the ``seed`` attribute when present, else from the run.
+
+    The attribute is a float: a negative or fractional one is turned into a non-negative integer seed
+    through its bit pattern, so that every distinct seed gives a distinct, reproducible stream.
+    """
+    if seed is not None:
+        s = float(seed)
+        if not (s >= 0 and s.is_integer()):
+            seed = int.from_bytes(struct.pack("<d", s), "little")
     return (ctx or KernelContext()).rng(seed)
 
 

@@ -9,6 +9,8 @@ pattern. The translation makes RE2 constructs Python spells differently behave a
 * ``\\z`` (end of text), ``\\Q...\\E`` (literal text), ``\\x{10FFFF}`` (hex code point), ``(?<name>re)``
   (named group) and ``$`` meaning end of text unless the ``m`` flag is set (Python's ``$`` also matches
   before a final newline).
+* Flag groups such as ``(?i)`` in the middle of a pattern (Python accepts them only at the start):
+  they become scoped groups ``(?i:...)`` running to the end of the enclosing group or alternative.
 
 Remaining differences: Unicode classes ``\\pN``/``\\p{Greek}`` and ``\\C`` are refused (NotImplemented);
 RE2's ``(?U)`` (ungreedy) flag is not available; Python accepts backreferences, lookahead and
@@ -75,6 +77,8 @@ def _translate(p: str) -> str:
     in_class = False
     class_start = False
     multiline = False
+    depth = 0
+    pending: list[tuple[int, str]] = []  # scoped flag groups still open: (group depth, flags)
     while i < n:
         c = p[i]
         if c == "\\" and i + 1 < n:
@@ -151,21 +155,49 @@ def _translate(p: str) -> str:
                 i += 1
             class_start = True
             continue
-        if c == "(" and p.startswith("(?", i):
-            m = re.match(r"\(\?<([A-Za-z_]\w*)>", p[i:])
-            if m:
-                out.append(f"(?P<{m.group(1)}>")
-                i += m.end()
-                continue
-            m = re.match(r"\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]", p[i:])
-            if m and "m" in m.group(1):
-                multiline = True
+        if c == "(":
+            if p.startswith("(?", i):
+                m = re.match(r"\(\?<([A-Za-z_]\w*)>", p[i:])
+                if m:
+                    out.append(f"(?P<{m.group(1)}>")
+                    depth += 1
+                    i += m.end()
+                    continue
+                m = re.match(r"\(\?([a-zA-Z]*(?:-[a-zA-Z]*)?)\)", p[i:])
+                if m:
+                    # RE2 flags last to the end of the enclosing group; Python wants them at the start
+                    # of the pattern or scoped: open a scoped group, closed with the enclosing group.
+                    flags = m.group(1)
+                    multiline |= "m" in flags.split("-")[0]
+                    out.append(f"(?{flags}:")
+                    pending.append((depth, flags))
+                    i += m.end()
+                    continue
+                m = re.match(r"\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?:", p[i:])
+                multiline |= bool(m and "m" in m.group(1))
+            depth += 1
+            out.append(c)
+            i += 1
+            continue
+        if c == ")" or c == "|":
+            here = [fl for d, fl in pending if d == depth]
+            out.append(")" * len(here))
+            if c == ")":
+                pending = [(d, fl) for d, fl in pending if d != depth]
+                depth -= 1
+                out.append(c)
+            else:
+                out.append(c)
+                out.extend(f"(?{fl}:" for fl in here)
+            i += 1
+            continue
         if c == "$" and not multiline:
             out.append("\\Z")
             i += 1
             continue
         out.append(c)
         i += 1
+    out.append(")" * len(pending))
     return "".join(out)
 
 
