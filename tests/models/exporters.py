@@ -55,6 +55,7 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
 def _tmp_path(final: Path) -> Path:
     fd, name = tempfile.mkstemp(prefix=f".{final.stem}-", suffix=final.suffix, dir=final.parent)
     os.close(fd)
+    os.chmod(name, 0o644)  # mkstemp makes 0600 files; the cache may be shared
     return Path(name)
 
 
@@ -594,6 +595,7 @@ def external_data_model(cache=None) -> Built:
     path = folder / "mlp_external.onnx"
     if not path.exists():
         tmpdir = Path(tempfile.mkdtemp(prefix=".external_data-", dir=folder.parent))
+        os.chmod(tmpdir, 0o755)
         try:
             single = tmpdir / "single.onnx"
             _torch_export(EXTERNAL_RECIPE, "torchscript", single)
