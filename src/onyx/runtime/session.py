@@ -6,7 +6,6 @@ import json
 import os
 import threading
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -55,6 +54,8 @@ def _type_string(t: TypeBase | None) -> str:
 
 
 def _shape_list(t: TypeBase | None) -> list[int | str | None]:
+    if isinstance(t, OptionalType):  # onnxruntime reports the shape of an optional tensor's element
+        t = t.elem
     if isinstance(t, TensorType) and t.shape is not None:
         return [d if d is not None else None for d in t.shape.dims]
     return []
