@@ -174,7 +174,7 @@ class InferenceSession:
         """Run the model; returns the requested outputs (all when ``output_names`` is None) in order."""
         if not isinstance(input_feed, dict):
             raise InvalidArgument(f"input_feed must be a dict of input name -> value, got {type(input_feed).__name__}")
-        if output_names is None:
+        if not output_names:  # None or [] (as in onnxruntime): every output
             out_idx = list(range(len(self._outputs)))
         else:
             if isinstance(output_names, str):
