@@ -45,6 +45,7 @@ class SessionOptions:
         self.enable_mem_pattern = True
         self.enable_mem_reuse = True
         self.use_deterministic_compute = False
+        self.use_per_session_threads = True
         self._config: dict[str, str] = {}
         self._free_dims_by_name: dict[str, int] = {}
         self._free_dims_by_denotation: dict[str, int] = {}
