@@ -422,6 +422,8 @@ def test_squeeze_unsqueeze():
     check("Squeeze", [x], 11, axes=[-2])
     check("Squeeze", [x, a(0, 2)], 13)
     check("Squeeze", [x], 13)
+    (y,) = run("Squeeze", [x, np.zeros(0, I64)], 13)  # empty axes: squeeze every size-1 dim
+    assert y.shape == (3, 2) and np.shares_memory(y, x)
     with pytest.raises(InvalidArgument):
         run("Squeeze", [x, a(1)], 13)
     check("Unsqueeze", [X], 1, axes=[0, 4])
@@ -544,3 +546,21 @@ def test_compress():
     check("Compress", [X, cond[:2]], 11, axis=-3)
     with pytest.raises(InvalidArgument):
         run("Compress", [X, np.array([1, 0, 0, 1, 1], bool)], 11, axis=1)
+
+
+@pytest.mark.parametrize("largest", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_top_k_partial_selection_matches_full_sort(largest, dtype):
+    from onyx.ops.tensor.top_k import _sorted_order
+
+    x = rng.integers(0, 20, (5, 300)).astype(dtype)  # many ties around the k-th value
+    for axis, k in ((1, 9), (1, 1), (0, 5)):
+        v, i = run("TopK", [x, a(k)], 11, n_outputs=2, axis=axis, largest=largest)
+        full = np.take(_sorted_order(x, axis, bool(largest)), np.arange(k), axis=axis)
+        assert_same(i, full.astype(I64))
+        assert_same(v, np.take_along_axis(x, full, axis=axis))
+    xf = rng.standard_normal((3, 200)).astype(np.float32)
+    xf[1, 5] = np.nan  # NaNs fall back to the full sort
+    check("TopK", [xf[[0, 2]], a(10)], 11, n_outputs=2, largest=largest)
+    v, i = run("TopK", [xf, a(10)], 11, n_outputs=2, largest=largest)
+    assert i.shape == (3, 10)

@@ -70,7 +70,7 @@ def reduce(
     if ax is None:
         ax = tuple(range(x.ndim))
     keep = bool(keepdims)
-    wd = _work_dtype(x.dtype)
+    wd = x.dtype if kind in ("max", "min") and x.dtype == np.float16 else _work_dtype(x.dtype)
     if kind in ("l2", "log_sum", "log_sum_exp", "mean") and wd.kind in "iub":
         wd = np.dtype(np.float64)
     w = x.astype(wd, copy=False)

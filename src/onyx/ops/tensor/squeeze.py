@@ -11,7 +11,7 @@ from onyx.ops.tensor._common import int_list, norm_axes
 
 def squeeze(x, axes: list[int] | None) -> np.ndarray:
     x = np.asarray(x)
-    if axes is None:
+    if not axes:  # absent or empty: every size-1 dimension
         return x.reshape([d for d in x.shape if d != 1])
     ax = norm_axes(axes, x.ndim, "Squeeze: axes")
     for a in ax:

@@ -22,17 +22,48 @@ def top_k(x, k: int, axis: int, largest: int = 1) -> tuple[np.ndarray, np.ndarra
     if not 0 <= k <= n:
         raise InvalidArgument(f"TopK: k={k} out of range for axis {ax} of size {n} (shape {x.shape})")
     keys = x.astype(compute_dtype(x.dtype), copy=False)
-    if largest:
-        # stable ascending sort of the reversed axis, read backwards: values descending and, among
-        # equal values, the original indices ascending
-        order = np.argsort(np.flip(keys, ax), axis=ax, kind="stable")
-        last = np.take(order, np.arange(n - 1, n - 1 - k, -1), axis=ax)
-        idx = (n - 1) - last
-    else:
-        order = np.argsort(keys, axis=ax, kind="stable")
-        idx = np.take(order, np.arange(k), axis=ax)
+    if k * 8 <= n and n >= 64 and keys.dtype.kind in "iuf":
+        idx = _partial_top_k(keys, k, ax, bool(largest))
+        if idx is not None:
+            return np.take_along_axis(x, idx, axis=ax), idx
+    idx = _sorted_order(keys, ax, bool(largest))
+    idx = np.take(idx, np.arange(k), axis=ax)
     idx = idx.astype(np.int64, copy=False)
     return np.take_along_axis(x, idx, axis=ax), idx
+
+
+def _sorted_order(keys: np.ndarray, ax: int, largest: bool) -> np.ndarray:
+    """Every index along ``ax`` in output order: by value, equal values by ascending index."""
+    if not largest:
+        return np.argsort(keys, axis=ax, kind="stable")
+    # stable ascending sort of the reversed axis, read backwards: values descending and, among equal
+    # values, the original indices ascending
+    n = keys.shape[ax]
+    return (n - 1) - np.flip(np.argsort(np.flip(keys, ax), axis=ax, kind="stable"), ax)
+
+
+def _partial_top_k(keys: np.ndarray, k: int, ax: int, largest: bool) -> np.ndarray | None:
+    """O(n) selection for small k: partition to find the k-th value, keep everything strictly better
+    plus the lowest-index ties, then sort only the k survivors. None when NaNs make it unsafe."""
+    if keys.dtype.kind == "f" and np.isnan(keys).any():
+        return None
+    rows = np.moveaxis(keys, ax, -1)
+    lead = rows.shape[:-1]
+    n = rows.shape[-1]
+    r2 = rows.reshape(-1, n)
+    if k == 0 or r2.shape[0] == 0:
+        return np.zeros(keys.shape[:ax] + (k,) + keys.shape[ax + 1 :], dtype=np.int64)
+    kth = n - k if largest else k - 1
+    t = np.partition(r2, kth, axis=1)[:, kth : kth + 1]
+    better = r2 > t if largest else r2 < t
+    tie = r2 == t
+    need = k - better.sum(axis=1, keepdims=True)
+    mask = better | (tie & (np.cumsum(tie, axis=1) <= need))
+    cols = np.nonzero(mask)[1].reshape(-1, k)  # ascending index within each row
+    vals = np.take_along_axis(r2, cols, axis=1)
+    order = _sorted_order(vals, 1, largest)
+    idx = np.take_along_axis(cols, order, axis=1).astype(np.int64, copy=False)
+    return np.moveaxis(idx.reshape(lead + (k,)), -1, ax)
 
 
 @op("TopK", since=1, until=10)
