@@ -32,6 +32,7 @@ from onyx.runtime.options import (
 )
 from onyx.runtime.providers import get_all_providers, get_available_providers
 from onyx.runtime.session import InferenceSession, ModelMetadata, NodeArg
+from onyx.shape_inference import infer_shapes
 
 __version__ = "0.1.0"
 
@@ -55,6 +56,7 @@ __all__ = [
     "save_tensor",
     "serialize",
     "optimize",
+    "infer_shapes",
     "custom_op",
     "InferenceSession",
     "SessionOptions",
