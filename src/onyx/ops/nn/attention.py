@@ -7,13 +7,21 @@ local windows become one additive bias of shape broadcastable to (B, Hq, Sq, T),
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import compute_dtype
 from onyx.ops.registry import op
 
-_PRECISION = {1: np.float32, 10: np.float32, 11: np.float64, 16: np.float32}
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+_PRECISION = {
+    1: np.dtype(np.float32),
+    10: np.dtype(np.float16),
+    11: np.dtype(np.float64),
+    16: np.dtype(_BF16),
+}
 
 
 def _split_heads(x, heads, name):
@@ -50,9 +58,11 @@ def attention(
     num_outputs=1,
 ):
     out_dtype = Q.dtype
-    ct = compute_dtype(out_dtype)
-    if softmax_precision is not None and _PRECISION.get(int(softmax_precision)) == np.float64:
-        ct = np.dtype(np.float64)
+    # bfloat16 follows the spec's function body op by op (each step rounded to bfloat16); other
+    # low-precision types compute in float32
+    emulate = out_dtype == _BF16
+    ct = out_dtype if emulate else compute_dtype(out_dtype)
+    sm_dt = _PRECISION.get(int(softmax_precision)) if softmax_precision is not None else None
     three_d = Q.ndim == 3
     q = _split_heads(Q, q_num_heads, "Q").astype(ct, copy=False)
     k = _split_heads(K, kv_num_heads, "K")
@@ -78,8 +88,13 @@ def attention(
     kc = k.astype(ct, copy=False)
     vc = v.astype(ct, copy=False)
     # (B, Hkv, G*Sq, D) @ (B, Hkv, D, T): query heads sharing a kv head stacked along rows
-    qg = (q * ct.type(sc)).reshape(b, hkv, g * sq, d)
-    scores = np.matmul(qg, kc.transpose(0, 1, 3, 2)).reshape(b, hq, sq, t)
+    if emulate:
+        r = ct.type(np.sqrt(sc))
+        qg = (q * r).reshape(b, hkv, g * sq, d)
+        kc = kc * r
+    else:
+        qg = (q * ct.type(sc)).reshape(b, hkv, g * sq, d)
+    scores = np.matmul(qg, kc.transpose(0, 1, 3, 2)).astype(ct, copy=False).reshape(b, hq, sq, t)
     qk_out = None
     mode = int(qk_matmul_output_mode)
     if mode == 0 and num_outputs > 3:
@@ -108,6 +123,8 @@ def attention(
         scores += bias
     if mode == 2 and num_outputs > 3:
         qk_out = scores.copy()
+    if sm_dt is not None and sm_dt != scores.dtype:
+        scores = scores.astype(sm_dt)
     m = scores.max(axis=-1, keepdims=True)
     m[~np.isfinite(m)] = 0
     scores -= m
@@ -117,7 +134,8 @@ def attention(
     scores /= s
     if mode == 3 and num_outputs > 3:
         qk_out = scores
-    y = np.matmul(scores.reshape(b, hkv, g * sq, t), vc).reshape(b, hq, sq, dv)
+    probs = scores.astype(ct, copy=False)
+    y = np.matmul(probs.reshape(b, hkv, g * sq, t), vc).astype(ct, copy=False).reshape(b, hq, sq, dv)
     if three_d:
         y = y.transpose(0, 2, 1, 3).reshape(b, sq, hq * dv)
     y = y.astype(out_dtype, copy=False)
