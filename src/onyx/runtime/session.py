@@ -156,7 +156,9 @@ class InferenceSession:
     def get_session_options(self) -> SessionOptions:
         return self._options
 
-    def set_providers(self, providers: list[Any] | None = None, provider_options: list[dict] | None = None) -> None:
+    def set_providers(
+        self, providers: list[Any] | None = None, provider_options: list[dict] | None = None
+    ) -> None:
         self._providers, self._provider_options = resolve_providers(providers, provider_options)
 
     def get_profiling_start_time_ns(self) -> int:
@@ -169,11 +171,16 @@ class InferenceSession:
 
     # -- running -------------------------------------------------------------------------------
     def run(
-        self, output_names: list[str] | None, input_feed: dict[str, Any], run_options: RunOptions | None = None
+        self,
+        output_names: list[str] | None,
+        input_feed: dict[str, Any],
+        run_options: RunOptions | None = None,
     ) -> list[Any]:
         """Run the model; returns the requested outputs (all when ``output_names`` is None) in order."""
         if not isinstance(input_feed, dict):
-            raise InvalidArgument(f"input_feed must be a dict of input name -> value, got {type(input_feed).__name__}")
+            raise InvalidArgument(
+                f"input_feed must be a dict of input name -> value, got {type(input_feed).__name__}"
+            )
         if not output_names:  # None or [] (as in onnxruntime): every output
             out_idx = list(range(len(self._outputs)))
         else:
@@ -197,7 +204,9 @@ class InferenceSession:
             inputs[i] = _convert_feed(self._model.graph.inputs[i], value)
         missing = [n for n in self._required if n not in input_feed]
         if missing:
-            raise InvalidArgument(f"missing input(s) {sorted(missing)}: the model needs {[a.name for a in self._inputs]}")
+            raise InvalidArgument(
+                f"missing input(s) {sorted(missing)}: the model needs {[a.name for a in self._inputs]}"
+            )
         if run_options is not None and run_options.terminate:
             from onyx.errors import Fail
 
@@ -266,16 +275,34 @@ class InferenceSession:
 # Feeds
 
 
-def _to_array(value: Any) -> Any:
+def _to_array(value: Any, name: str) -> Any:
     if isinstance(value, np.ndarray):
         return value
     if hasattr(value, "__dlpack__") and not isinstance(value, np.generic):
+        if str(getattr(value, "dtype", "")) == "torch.bfloat16":
+            # numpy has no bfloat16: read the bits as int16 and view them as ml_dtypes.bfloat16
+            import sys
+
+            import ml_dtypes
+
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                try:
+                    return np.from_dlpack(value.view(torch.int16)).view(ml_dtypes.bfloat16)
+                except (TypeError, RuntimeError, BufferError, ValueError):
+                    pass
         try:
             return np.from_dlpack(value)
         except (TypeError, RuntimeError, BufferError, ValueError):
             pass
     if hasattr(value, "__array__"):
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - a foreign array type: report it as a bad feed
+            raise InvalidArgument(
+                f"input {name!r}: cannot convert {type(value).__name__} to a numpy array: "
+                f"{type(e).__name__}: {e}"
+            ) from None
     return value
 
 
@@ -283,17 +310,23 @@ def _convert_feed(v: Value, value: Any) -> Any:
     t = v.type
     if isinstance(t, SequenceType):
         if not isinstance(value, list | tuple):
-            raise InvalidArgument(f"input {v.name!r}: expected {t.ort_name()} (a list), got {type(value).__name__}")
+            raise InvalidArgument(
+                f"input {v.name!r}: expected {t.ort_name()} (a list), got {type(value).__name__}"
+            )
         return [_convert_feed(Value(v.name, t.elem), x) for x in value]
     if isinstance(t, MapType):
         if not isinstance(value, dict):
-            raise InvalidArgument(f"input {v.name!r}: expected {t.ort_name()} (a dict), got {type(value).__name__}")
+            raise InvalidArgument(
+                f"input {v.name!r}: expected {t.ort_name()} (a dict), got {type(value).__name__}"
+            )
         return value
     if isinstance(t, OptionalType):
         if value is None:
             return None
         return _convert_feed(Value(v.name, t.elem), value)
-    arr = _to_array(value)
+    if value is None:
+        raise InvalidArgument(f"input {v.name!r}: expected {_type_string(t)}, got None")
+    arr = _to_array(value, v.name)
     if isinstance(t, TensorType | SparseTensorType) and t.elem_type:
         try:
             expected = DataType(t.elem_type).numpy_dtype
@@ -303,7 +336,9 @@ def _convert_feed(v: Value, value: Any) -> Any:
             try:
                 arr = np.asarray(arr, dtype=expected)
             except (TypeError, ValueError) as e:
-                raise InvalidArgument(f"input {v.name!r}: cannot convert {type(value).__name__} to {t.ort_name()}: {e}") from None
+                raise InvalidArgument(
+                    f"input {v.name!r}: cannot convert {type(value).__name__} to {t.ort_name()}: {e}"
+                ) from None
         if expected is not None and arr.dtype != expected:
             if expected == np.dtype(object) and arr.dtype.kind in "US":
                 arr = arr.astype(object)
