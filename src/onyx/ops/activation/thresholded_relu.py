@@ -1,10 +1,11 @@
 """ThresholdedRelu: x where x > alpha, else 0."""
 
+import numpy as np
+
+from onyx.ops.activation._common import keep_where
 from onyx.ops.registry import op
 
 
 @op("ThresholdedRelu", since=10)
 def thresholded_relu_10(x, *, alpha=1.0):
-    y = x.copy()
-    y[~(x > alpha)] = 0
-    return y
+    return keep_where(x, np.greater(x, alpha, out=...))
