@@ -1,6 +1,7 @@
 """Run a model file with onyx: through ``onyx.InferenceSession`` once it exists, else the test harness.
 
-The harness fallback (tests/conformance/harness.py) interprets the onnx ModelProto with onyx's kernels,
+Set ONYX_MODELS_RUNNER=harness to use the harness even when the session exists. The harness
+(tests/conformance/harness.py) interprets the onnx ModelProto with onyx's kernels,
 so real models can be checked operator by operator before onyx's own loader and executor land.
 """
 
@@ -13,9 +14,15 @@ import numpy as np
 
 import onyx
 
+RUNNER_ENV = "ONYX_MODELS_RUNNER"  # "harness" forces the harness even once InferenceSession exists
+
 
 def has_session() -> bool:
     return hasattr(onyx, "InferenceSession")
+
+
+def use_session() -> bool:
+    return has_session() and os.environ.get(RUNNER_ENV, "") != "harness"
 
 
 def onyx_session(path: str | os.PathLike):
@@ -24,7 +31,7 @@ def onyx_session(path: str | os.PathLike):
 
 def run_onyx(path: str | os.PathLike, feeds: dict[str, np.ndarray]) -> list[Any]:
     """All outputs of the model at ``path`` for ``feeds``, in graph output order."""
-    if has_session():
+    if use_session():
         return list(onyx_session(path).run(None, feeds))
     import onnx
 
@@ -35,4 +42,4 @@ def run_onyx(path: str | os.PathLike, feeds: dict[str, np.ndarray]) -> list[Any]
 
 
 def runner_name() -> str:
-    return "onyx.InferenceSession" if has_session() else "tests.conformance.harness.run_model"
+    return "onyx.InferenceSession" if use_session() else "tests.conformance.harness.run_model"

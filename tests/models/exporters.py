@@ -699,6 +699,8 @@ SKLEARN_RECIPES: dict[str, SklearnRecipe] = {
         SklearnRecipe(
             "gradient_boosting_classifier", _sk("gradient_boosting_classifier"), "breast_cancer", zipmap=False
         ),
+        # Known export failure (skl2onnx 1.20 with onnx 1.23): the HGB converter writes a Python bool
+        # into nodes_missing_value_tracks_true (INTS) for leaves, which onnx's make_attribute rejects.
         SklearnRecipe(
             "hist_gradient_boosting_classifier",
             _sk("hist_gradient_boosting_classifier"),
