@@ -564,3 +564,17 @@ def test_top_k_partial_selection_matches_full_sort(largest, dtype):
     check("TopK", [xf[[0, 2]], a(10)], 11, n_outputs=2, largest=largest)
     v, i = run("TopK", [xf, a(10)], 11, n_outputs=2, largest=largest)
     assert i.shape == (3, 10)
+
+
+def test_scalars_come_back_as_arrays():
+    from onyx.ops.registry import lookup
+
+    s = np.array(2.5, np.float32)
+    for to in (TensorProto.BOOL, TensorProto.FLOAT8E4M3FN, TensorProto.INT32, TensorProto.STRING):
+        (y,) = run("Cast", [s], 21, to=to)
+        assert isinstance(y, np.ndarray) and y.shape == ()
+    (y,) = run("Gather", [np.arange(5, dtype=I64), np.array(-2, I64)], 13)
+    assert isinstance(y, np.ndarray) and y.shape == () and y == 3
+    for op in ("ReduceSum", "ReduceMax", "ReduceLogSumExp", "ReduceL2"):
+        y = lookup(op, "", 18).fn(np.arange(3, dtype=np.float32), keepdims=0)
+        assert isinstance(y, np.ndarray) and y.shape == ()

@@ -56,6 +56,11 @@ def target_dtype(to: Any) -> np.dtype:
 
 def cast_array(x: Any, dtype: np.dtype, saturate: int = 1, round_mode: str = "up") -> np.ndarray:
     """Convert ``x`` to ``dtype`` following the Cast rules (see the module docstring)."""
+    # ufuncs on 0-d arrays return numpy scalars: make sure an array comes back
+    return np.asarray(_cast(x, dtype, saturate, round_mode))
+
+
+def _cast(x: Any, dtype: np.dtype, saturate: int, round_mode: str):
     x = np.asarray(x)
     dtype = np.dtype(dtype)
     if round_mode not in _ROUND_MODES:

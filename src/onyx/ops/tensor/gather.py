@@ -23,7 +23,7 @@ def gather_1(data, indices, *, axis=0):
             raise InvalidArgument(
                 f"Gather: index {i} out of range for axis {ax} of size {n} (shape {x.shape})"
             )
-        return x[(slice(None),) * ax + (i,)]  # a view
+        return x[(slice(None),) * ax + (i, Ellipsis)]  # a view (0-d array, never a numpy scalar)
     try:
         return np.take(x, idx, axis=ax)
     except IndexError:

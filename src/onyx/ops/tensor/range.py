@@ -29,22 +29,19 @@ def _range(start, limit, delta, stash_type: int = 1) -> np.ndarray:
             raise InvalidArgument("Range: delta must not be zero")
         n = max(-((si - li) // di), 0)
         return (si + np.arange(n, dtype=np.int64) * di).astype(dtype)
-    if dtype in _LOW_FLOATS and stash_type != 1:
-        # accumulate in the type itself, as the spec's loop would
-        sf, lf, df = s.astype(dtype), lim.astype(dtype), d.astype(dtype)
-        n = math.ceil((float(lf) - float(sf)) / float(df)) if float(df) != 0 else None
-        if n is None:
-            raise InvalidArgument("Range: delta must not be zero")
-        n = max(n, 0)
-        return (sf + np.arange(n).astype(dtype) * df).astype(dtype)
-    sf, lf, df = float(s), float(lim), float(d)
-    if df == 0:
+    if dtype in _LOW_FLOATS:
+        # stash_type 1: start, limit and delta go to float32 first; otherwise compute in the type itself
+        work = np.dtype(np.float32) if stash_type == 1 else dtype
+    else:
+        work = np.dtype(np.float64)
+    sf, lf, df = (np.asarray(v).astype(work) for v in (s, lim, d))
+    if float(df) == 0:
         raise InvalidArgument("Range: delta must not be zero")
-    q = (lf - sf) / df
+    q = (float(lf) - float(sf)) / float(df)
     if not math.isfinite(q):
-        raise InvalidArgument(f"Range: cannot make a range from {sf} to {lf} by {df}")
+        raise InvalidArgument(f"Range: cannot make a range from {float(sf)} to {float(lf)} by {float(df)}")
     n = max(math.ceil(q), 0)
-    return (sf + np.arange(n, dtype=np.float64) * df).astype(dtype)
+    return (sf + np.arange(n).astype(work) * df).astype(dtype)
 
 
 @op("Range", since=11, until=27)
