@@ -250,6 +250,10 @@ def raw_to_array(raw: Any, dt: DataType, dims: tuple[int, ...], name: str | None
     arr = np.frombuffer(raw, dtype=npdt.newbyteorder("<") if npdt.itemsize > 1 else npdt, count=count)
     if sys.byteorder == "big" and npdt.itemsize > 1:  # pragma: no cover - little-endian hosts
         arr = arr.byteswap().view(npdt.newbyteorder("="))
+    if not arr.flags.aligned:
+        # protobuf does not align raw_data; BLAS and numpy's fast loops need aligned data, so an
+        # unaligned tensor is copied once (external data written by onyx is aligned, and stays a view)
+        arr = arr.copy()
     return arr.reshape(dims)
 
 
