@@ -83,6 +83,7 @@ class InferenceSession:
         elif isinstance(path_or_bytes, str | os.PathLike):
             self._model_path = os.fspath(path_or_bytes)
             model = load(path_or_bytes)
+            self._file_stamp = _file_stamp(self._model_path)
         elif isinstance(path_or_bytes, bytes | bytearray | memoryview):
             self._model_path = None
             model = load(bytes(path_or_bytes))
@@ -251,9 +252,13 @@ class InferenceSession:
         from onyx.model_io import serialize
 
         if isinstance(self._source, str | os.PathLike) and self._model_path:
-            from onyx.model_io import load
+            if _file_stamp(self._model_path) == self._file_stamp:
+                from onyx.model_io import load
 
-            data = serialize(load(self._model_path))
+                data = serialize(load(self._model_path))
+            else:
+                # the file is gone or was rewritten: send the model this session holds
+                data = serialize(self._model)
         elif isinstance(self._source, bytes | bytearray | memoryview):
             data = bytes(self._source)
         else:
@@ -269,6 +274,15 @@ class InferenceSession:
         self.__init__(  # type: ignore[misc]
             state["model_bytes"], state["options"], state["providers"], state["provider_options"]
         )
+
+
+def _file_stamp(path: str) -> tuple | None:
+    """What identifies a file's contents cheaply: inode, size and modification time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 # ---------------------------------------------------------------------------------------------
