@@ -76,27 +76,38 @@ def encode_tensor(t: Tensor, hook: ExternalHook | None = None) -> Writer:
         if t.segment[1] is not None:
             s.uint(2, t.segment[1])
         w.message(3, s)
-    _opt_str(w, 8, t.name)
-    _opt_str(w, 12, t.doc_string)
-    if hook is not None and hook(t, w):
+    # fields go out in field-number order, as protobuf writers do: the data field lands before the
+    # name (float/int32/string/int64 data: 4-7) or after it (raw/double/uint64 data: 9-11)
+    ext = Writer()
+    data = Writer()
+    data_field = 9
+    if hook is not None and hook(t, ext):
         pass  # written as external data by the hook (external_data entries + data_location)
     elif t.external is not None and t.raw is None and t.typed is None and t._array is None:
-        _entries(w, 13, t.external.entries)
+        _entries(ext, 13, t.external.entries)
         if t.data_location is not None:
-            w.uint(14, t.data_location)
+            ext.uint(14, t.data_location)
     else:
-        _tensor_data(t, w)
+        data_field = _tensor_data(t, data)
         if t.data_location is not None and t.data_location != 1:
-            w.uint(14, t.data_location)
+            ext.uint(14, t.data_location)
+    if data.size and data_field < 8:
+        w.extend(data)
+    _opt_str(w, 8, t.name)
+    if data.size and data_field > 8:
+        w.extend(data)
+    _opt_str(w, 12, t.doc_string)
+    w.extend(ext)
     _entries(w, 16, t.metadata_props)
     _unknown(w, t.unknown)
     return w
 
 
-def _tensor_data(t: Tensor, w: Writer) -> None:
+def _tensor_data(t: Tensor, w: Writer) -> int:
+    """Write the tensor's data field; return its field number."""
     if t.typed is not None:
-        _typed(t, w)
-    elif t.raw is not None:
+        return _typed(t, w)
+    if t.raw is not None:
         w.bytes_(9, t.raw)
     elif t._array is not None:
         arr = t._array
@@ -104,19 +115,20 @@ def _tensor_data(t: Tensor, w: Writer) -> None:
         if dt == DataType.STRING:
             for s in arr.reshape(-1).tolist():
                 w.bytes_(6, s.encode("utf-8", errors="surrogateescape") if isinstance(s, str) else bytes(s))
-        else:
-            w.bytes_(9, array_to_raw(arr, dt))
+            return 6
+        w.bytes_(9, array_to_raw(arr, dt))
     elif t.external is not None:
         w.bytes_(9, t.raw_bytes())
+    return 9
 
 
-def _typed(t: Tensor, w: Writer) -> None:
+def _typed(t: Tensor, w: Writer) -> int:
     fn = t.typed_field if t.typed_field is not None else typed_field_for(t.data_type)
     segs = t.typed or []
     if fn == 6:
         for s in segs:
             w.bytes_(6, s)
-        return
+        return fn
     payload = Writer()
     for seg in segs:
         if isinstance(seg, tuple):
@@ -132,6 +144,7 @@ def _typed(t: Tensor, w: Writer) -> None:
         w.raw(tag(fn, LEN) + varint(payload.size))
         w.parts.extend(payload.parts)
         w.size += payload.size
+    return fn
 
 
 def encode_sparse_tensor(st: SparseTensor, hook: ExternalHook | None = None) -> Writer:
@@ -174,6 +187,8 @@ def encode_shape(s: Shape) -> Writer:
 def encode_type(t: TypeBase) -> Writer:
     """TypeProto."""
     w = Writer()
+    if t.denotation is not None and isinstance(t, OpaqueType | SparseTensorType | OptionalType):
+        w.string(6, t.denotation)  # field-number order: denotation (6) comes before fields 7-9
     inner = Writer()
     if isinstance(t, TensorType):
         if t.elem_type is not None:
@@ -199,7 +214,8 @@ def encode_type(t: TypeBase) -> Writer:
         _opt_str(inner, 2, t.name)
         _unknown(inner, t.inner_unknown)
         w.message(7, inner)
-    _opt_str(w, 6, t.denotation)
+    if t.denotation is not None and not isinstance(t, OpaqueType | SparseTensorType | OptionalType):
+        w.string(6, t.denotation)
     _unknown(w, t.unknown)
     return w
 
@@ -223,13 +239,9 @@ def encode_value_info(v: Value, override=None) -> Writer:
 
 def encode_attribute(a: Attr, hook: ExternalHook | None = None) -> Writer:
     """AttributeProto."""
-    w = Writer()
-    w.string(1, a.name)
-    if a.ref_attr_name is not None:
-        w.string(21, a.ref_attr_name)
-    _opt_str(w, 13, a.doc_string)
-    if not a.explicit.get("type_absent"):
-        w.uint(20, int(a.type))
+    out = Writer()
+    out.string(1, a.name)
+    w = Writer()  # the value, placed by its field number below
     t = a.type
     v = a.value
     if not a.explicit.get("no_value") and v is not None:
@@ -268,8 +280,28 @@ def encode_attribute(a: Attr, hook: ExternalHook | None = None) -> Writer:
         elif t == AttrType.TYPE_PROTOS:
             for x in v:
                 w.message(15, encode_type(x))
-    _unknown(w, a.unknown)
-    return w
+    # field-number order: values 2-11, doc_string 13, type protos 14-15, type 20, ref 21, sparse 22-23
+    vf = _FIELD_OF_ATTR.get(t, 0)
+    if vf < 13:
+        out.extend(w)
+    _opt_str(out, 13, a.doc_string)
+    if 13 < vf < 20:
+        out.extend(w)
+    if not a.explicit.get("type_absent"):
+        out.uint(20, int(a.type))
+    if a.ref_attr_name is not None:
+        out.string(21, a.ref_attr_name)
+    if vf > 21:
+        out.extend(w)
+    _unknown(out, a.unknown)
+    return out
+
+
+_FIELD_OF_ATTR = {
+    AttrType.FLOAT: 2, AttrType.INT: 3, AttrType.STRING: 4, AttrType.TENSOR: 5, AttrType.GRAPH: 6,
+    AttrType.FLOATS: 7, AttrType.INTS: 8, AttrType.STRINGS: 9, AttrType.TENSORS: 10, AttrType.GRAPHS: 11,
+    AttrType.TYPE_PROTO: 14, AttrType.TYPE_PROTOS: 15, AttrType.SPARSE_TENSOR: 22, AttrType.SPARSE_TENSORS: 23,
+}
 
 
 def encode_node(n: Node, hook: ExternalHook | None = None) -> Writer:
@@ -282,12 +314,12 @@ def encode_node(n: Node, hook: ExternalHook | None = None) -> Writer:
     _opt_str(w, 3, n.name)
     if n.op_type or "op_type" in n.explicit:
         w.string(4, n.op_type)
-    if n.domain or "domain" in n.explicit:
-        w.string(7, n.domain)
-    _opt_str(w, 8, n.overload)
     for a in n.attributes.values():
         w.message(5, encode_attribute(a, hook))
     _opt_str(w, 6, n.doc_string)
+    if n.domain or "domain" in n.explicit:
+        w.string(7, n.domain)
+    _opt_str(w, 8, n.overload)
     _entries(w, 9, n.metadata_props)
     _unknown(w, n.unknown)
     return w
@@ -300,9 +332,7 @@ def encode_graph(g: Graph, hook: ExternalHook | None = None) -> Writer:
         w.message(1, encode_node(n, hook))
     _opt_str(w, 2, g.name)
     for v in g.initializers.values():
-        if isinstance(v.const, SparseTensor):
-            w.message(15, encode_sparse_tensor(v.const, hook))
-        elif v.const is not None:
+        if v.const is not None and not isinstance(v.const, SparseTensor):
             w.message(5, encode_tensor(v.const, hook))
     _opt_str(w, 10, g.doc_string)
     ov = g.overrides
@@ -314,6 +344,9 @@ def encode_graph(g: Graph, hook: ExternalHook | None = None) -> Writer:
         w.message(13, encode_value_info(v, ov.get(("value_info", i))))
     for b in g.quantization_annotation:
         w.bytes_(14, b)
+    for v in g.initializers.values():
+        if isinstance(v.const, SparseTensor):
+            w.message(15, encode_sparse_tensor(v.const, hook))
     _entries(w, 16, g.metadata_props)
     _unknown(w, g.unknown)
     return w
@@ -330,18 +363,18 @@ def encode_function(f: Function, hook: ExternalHook | None = None) -> Writer:
         w.string(5, v.name)
     for a in f.attributes:
         w.string(6, a)
-    for a in f.attribute_protos:
-        w.message(11, encode_attribute(a, hook))
     for n in f.nodes:
         w.message(7, encode_node(n, hook))
     _opt_str(w, 8, f.doc_string)
     _opsets(w, 9, f.opset_imports)
     if f.domain or "domain" in f.explicit:
         w.string(10, f.domain)
-    _opt_str(w, 13, f.overload)
+    for a in f.attribute_protos:
+        w.message(11, encode_attribute(a, hook))
     ov = f.graph.overrides
     for i, v in enumerate(f.value_info):
         w.message(12, encode_value_info(v, ov.get(("value_info", i))))
+    _opt_str(w, 13, f.overload)
     _entries(w, 14, f.metadata_props)
     _unknown(w, f.unknown)
     return w
@@ -365,7 +398,6 @@ def encode_model(m: Model, hook: ExternalHook | None = None) -> Writer:
     w = Writer()
     if m.ir_version is not None:
         w.uint(1, m.ir_version)
-    _opsets(w, 8, m.opset_imports)
     _opt_str(w, 2, m.producer_name)
     _opt_str(w, 3, m.producer_version)
     _opt_str(w, 4, m.domain)
@@ -374,6 +406,7 @@ def encode_model(m: Model, hook: ExternalHook | None = None) -> Writer:
     _opt_str(w, 6, m.doc_string)
     if m.graph is not None:
         w.message(7, encode_graph(m.graph, hook))
+    _opsets(w, 8, m.opset_imports)  # field-number order, as protobuf writers (and onnx) do
     _entries(w, 14, m.metadata_props)
     for ti in m.training_info:
         w.message(20, encode_training_info(ti, hook))

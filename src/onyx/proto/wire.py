@@ -272,6 +272,11 @@ class Writer:
         self.parts.extend(sub.parts)
         self.size += sub.size
 
+    def extend(self, other: Writer) -> None:
+        """Append another writer's chunks (already tagged fields)."""
+        self.parts.extend(other.parts)
+        self.size += other.size
+
     def packed_ints(self, fn: int, values: Any) -> None:
         arr = np.asarray(values)
         if arr.size == 0:
