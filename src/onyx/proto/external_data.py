@@ -88,7 +88,8 @@ def attach_loader(base_dir: str | None):
             )
         t.raw = read_external(t, base_dir, cache)
         t.external = None
-        t.data_location = None
+        # as onnx.load does: the data now lives in the model, data_location says so explicitly
+        t.data_location = 0
 
     return hook
 
