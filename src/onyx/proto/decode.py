@@ -220,7 +220,9 @@ def decode_sparse_tensor(ctx: Ctx, span: tuple[int, int]) -> SparseTensor:
             pass
         else:
             unknown.append(_raw(ctx, start, wt, val))
-    sp = SparseTensor(values if values is not None else Tensor(), indices if indices is not None else Tensor(), dims)
+    sp = SparseTensor(
+        values if values is not None else Tensor(), indices if indices is not None else Tensor(), dims
+    )
     sp.unknown = unknown
     sp.explicit = frozenset(k for k, v in (("values", values), ("indices", indices)) if v is None)
     return sp
@@ -345,10 +347,24 @@ def decode_shape(ctx: Ctx, span: tuple[int, int]) -> Shape:
 # ---------------------------------------------------------------------------------------------
 # Attributes and nodes
 
-_SINGLE_FIELDS = {2: AttrType.FLOAT, 3: AttrType.INT, 4: AttrType.STRING, 5: AttrType.TENSOR, 6: AttrType.GRAPH,
-                  22: AttrType.SPARSE_TENSOR, 14: AttrType.TYPE_PROTO}
-_LIST_FIELDS = {7: AttrType.FLOATS, 8: AttrType.INTS, 9: AttrType.STRINGS, 10: AttrType.TENSORS, 11: AttrType.GRAPHS,
-                23: AttrType.SPARSE_TENSORS, 15: AttrType.TYPE_PROTOS}
+_SINGLE_FIELDS = {
+    2: AttrType.FLOAT,
+    3: AttrType.INT,
+    4: AttrType.STRING,
+    5: AttrType.TENSOR,
+    6: AttrType.GRAPH,
+    22: AttrType.SPARSE_TENSOR,
+    14: AttrType.TYPE_PROTO,
+}
+_LIST_FIELDS = {
+    7: AttrType.FLOATS,
+    8: AttrType.INTS,
+    9: AttrType.STRINGS,
+    10: AttrType.TENSORS,
+    11: AttrType.GRAPHS,
+    23: AttrType.SPARSE_TENSORS,
+    15: AttrType.TYPE_PROTOS,
+}
 _FIELD_OF_TYPE = {v: k for k, v in {**_SINGLE_FIELDS, **_LIST_FIELDS}.items()}
 
 
@@ -542,7 +558,9 @@ class Scope:
         return None
 
 
-def _value_info(ctx: Ctx, span: tuple[int, int]) -> tuple[str, TypeBase | None, str | None, list, list[bytes]]:
+def _value_info(
+    ctx: Ctx, span: tuple[int, int]
+) -> tuple[str, TypeBase | None, str | None, list, list[bytes]]:
     buf = ctx.buf
     name = ""
     typ = None
@@ -568,7 +586,13 @@ def _apply_info(g: Graph, kind: str, idx: int, v: Value, info, fresh: bool) -> N
     if fresh:
         v.type, v.doc_string, v.metadata_props, v.unknown = typ, doc, meta, unknown
         return
-    if v.type is None and v.doc_string is None and not v.metadata_props and not v.unknown and v.producer is not None:
+    if (
+        v.type is None
+        and v.doc_string is None
+        and not v.metadata_props
+        and not v.unknown
+        and v.producer is not None
+    ):
         # the first ValueInfo seen for a node output
         if v.producer.graph is g:
             v.type, v.doc_string, v.metadata_props, v.unknown = typ, doc, meta, unknown
@@ -802,7 +826,9 @@ def decode_function(ctx: Ctx, span: tuple[int, int]) -> Function:
                 continue
             v = scope.local.get(name)
             if v is None:
-                body.load_issues.append(f"{node.describe()} reads {name!r}, which nothing in the function defines")
+                body.load_issues.append(
+                    f"{node.describe()} reads {name!r}, which nothing in the function defines"
+                )
                 v = Value(name)
                 scope.local[name] = v
             node.append_input(v)

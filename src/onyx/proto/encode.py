@@ -133,7 +133,9 @@ def _typed(t: Tensor, w: Writer) -> int:
     for seg in segs:
         if isinstance(seg, tuple):
             _, buf, span = seg
-            payload.raw(memoryview(buf)[span[0] : span[1]] if not isinstance(buf, bytes) else buf[span[0] : span[1]])
+            payload.raw(
+                memoryview(buf)[span[0] : span[1]] if not isinstance(buf, bytes) else buf[span[0] : span[1]]
+            )
         elif fn == FLOAT_DATA:
             payload.raw(np.float32(seg).tobytes())
         elif fn == 10:
@@ -298,9 +300,20 @@ def encode_attribute(a: Attr, hook: ExternalHook | None = None) -> Writer:
 
 
 _FIELD_OF_ATTR = {
-    AttrType.FLOAT: 2, AttrType.INT: 3, AttrType.STRING: 4, AttrType.TENSOR: 5, AttrType.GRAPH: 6,
-    AttrType.FLOATS: 7, AttrType.INTS: 8, AttrType.STRINGS: 9, AttrType.TENSORS: 10, AttrType.GRAPHS: 11,
-    AttrType.TYPE_PROTO: 14, AttrType.TYPE_PROTOS: 15, AttrType.SPARSE_TENSOR: 22, AttrType.SPARSE_TENSORS: 23,
+    AttrType.FLOAT: 2,
+    AttrType.INT: 3,
+    AttrType.STRING: 4,
+    AttrType.TENSOR: 5,
+    AttrType.GRAPH: 6,
+    AttrType.FLOATS: 7,
+    AttrType.INTS: 8,
+    AttrType.STRINGS: 9,
+    AttrType.TENSORS: 10,
+    AttrType.GRAPHS: 11,
+    AttrType.TYPE_PROTO: 14,
+    AttrType.TYPE_PROTOS: 15,
+    AttrType.SPARSE_TENSOR: 22,
+    AttrType.SPARSE_TENSORS: 23,
 }
 
 
@@ -421,7 +434,11 @@ def encode_model(m: Model, hook: ExternalHook | None = None) -> Writer:
 def packed_int32_field(values: Any) -> bytes:
     """Helper for tests: the packed int32_data payload of ``values``."""
     arr = np.asarray(values, dtype=np.int64)
-    return tag(INT32_DATA, LEN) + varint(len(encode_varints(arr.view(np.uint64)))) + encode_varints(arr.view(np.uint64))
+    return (
+        tag(INT32_DATA, LEN)
+        + varint(len(encode_varints(arr.view(np.uint64))))
+        + encode_varints(arr.view(np.uint64))
+    )
 
 
 __all__ = [

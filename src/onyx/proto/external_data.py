@@ -21,7 +21,11 @@ def resolve_location(base_dir: str, location: str, tensor_name: str | None = Non
         raise InvalidGraph(f"{what} is empty")
     if "\x00" in location:
         raise InvalidGraph(f"{what} contains a NUL byte")
-    if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+    if (
+        os.path.isabs(location)
+        or location.startswith(("/", "\\"))
+        or (len(location) > 1 and location[1] == ":")
+    ):
         raise InvalidGraph(f"{what} is absolute; external data must lie inside the model's folder")
     parts = location.replace("\\", "/").split("/")
     if ".." in parts:
