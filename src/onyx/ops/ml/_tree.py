@@ -28,9 +28,6 @@ MODE_NAMES = {
     "LEAF": LEAF,
 }
 
-# rows x trees x targets elements gathered at once when leaves carry several weights
-_CHUNK_ELEMENTS = 1 << 22
-
 
 class Forest:
     """A compiled ensemble. ``n_nodes`` global nodes; leaves have ``leaf_id >= 0``."""
@@ -166,46 +163,61 @@ class Forest:
         return node.reshape(N, T)
 
     # ---- aggregation -------------------------------------------------------------------------
-    def aggregate(self, X: np.ndarray, how: str = "SUM") -> tuple[np.ndarray, np.ndarray]:
-        """(scores (N, K) float64, has_score (N, K) bool) aggregated over the trees."""
+    def aggregate(self, X: np.ndarray, how: str = "SUM", dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+        """(scores (N, K), has_score (N, K) bool) aggregated over the trees.
+
+        Scores accumulate in ``dtype`` tree after tree, in tree order, as onnxruntime does, so that
+        ties (a probability of exactly 0.5) break the same way.
+        """
         leaves = self.leaf_id[self.leaves(X)]  # (N, T) rows of the weight matrix
         N, T = leaves.shape
         K = self.n_targets
-        if how in ("SUM", "AVERAGE"):
-            if self.max_leaf_entries <= 1:
-                flat = leaves.reshape(-1)
-                keys = np.repeat(np.arange(N, dtype=np.int64) * K, T) + self.leaf_target[flat]
-                w = self.leaf_weight[flat]
-                hasw = self.leaf_has[flat]
-                scores = np.bincount(keys, weights=np.where(hasw, w, 0.0), minlength=N * K).reshape(N, K)
-                has = np.bincount(keys, weights=hasw, minlength=N * K).reshape(N, K) > 0
-            else:
-                scores = np.empty((N, K), dtype=np.float64)
-                has = np.empty((N, K), dtype=bool)
-                step = max(1, _CHUNK_ELEMENTS // max(1, T * K))
-                for s in range(0, N, step):
-                    lv = leaves[s : s + step]
-                    scores[s : s + step] = self.weights[lv].sum(axis=1)
-                    has[s : s + step] = self.has_weight[lv].any(axis=1)
-            if how == "AVERAGE" and T:
-                scores /= T
+        dtype = np.dtype(dtype)
+        scores = np.zeros((N, K), dtype=dtype)
+        has = np.zeros((N, K), dtype=bool)
+        if how not in ("SUM", "AVERAGE", "MIN", "MAX"):
+            raise InvalidArgument(
+                f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
+            )
+        if N == 0 or T == 0:
             return scores, has
-        if how in ("MIN", "MAX"):
-            fill = np.inf if how == "MIN" else -np.inf
-            wm = np.where(self.has_weight, self.weights, fill)
-            scores = np.empty((N, K), dtype=np.float64)
-            has = np.empty((N, K), dtype=bool)
-            step = max(1, _CHUNK_ELEMENTS // max(1, T * K))
-            for s in range(0, N, step):
-                lv = leaves[s : s + step]
-                g = wm[lv]
-                scores[s : s + step] = g.min(axis=1) if how == "MIN" else g.max(axis=1)
-                has[s : s + step] = self.has_weight[lv].any(axis=1)
-            scores[~has] = 0.0
-            return scores, has
-        raise InvalidArgument(
-            f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
-        )
+        flat_scores = scores.reshape(-1)
+        flat_has = has.reshape(-1)
+        rows_k = np.arange(N, dtype=np.int64) * K
+        if self.max_leaf_entries <= 1:
+            w_all = self.leaf_weight.astype(dtype)
+            for t in range(T):
+                lv = leaves[:, t]
+                hv = self.leaf_has[lv]
+                idx = rows_k + self.leaf_target[lv]
+                if not hv.all():
+                    idx = idx[hv]
+                    lv = lv[hv]
+                w = w_all[lv]
+                if how in ("SUM", "AVERAGE"):
+                    flat_scores[idx] += w
+                else:
+                    cur = flat_scores[idx]
+                    first = ~flat_has[idx]
+                    better = np.minimum(cur, w) if how == "MIN" else np.maximum(cur, w)
+                    flat_scores[idx] = np.where(first, w, better)
+                flat_has[idx] = True
+        else:
+            W = self.weights.astype(dtype)
+            Hm = self.has_weight
+            for t in range(T):
+                lv = leaves[:, t]
+                w = W[lv]
+                h = Hm[lv]
+                if how in ("SUM", "AVERAGE"):
+                    scores += w
+                else:
+                    better = np.minimum(scores, w) if how == "MIN" else np.maximum(scores, w)
+                    scores[...] = np.where(h, np.where(has, better, w), scores)
+                has |= h
+        if how == "AVERAGE":
+            scores /= dtype.type(T)
+        return scores, has
 
 
 # ---- compiling the legacy (v1/v3) encoding -----------------------------------------------------

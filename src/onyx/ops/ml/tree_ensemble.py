@@ -144,5 +144,6 @@ def tree_ensemble_5(
     x = X.reshape(1, -1) if X.ndim == 1 else X.reshape(X.shape[0], -1)
     # thresholds are compared in X's own precision
     xs = x.astype(np.float64)
-    scores, _ = forest.aggregate(xs, _AGGREGATES[aggregate_function])
+    acc = np.float64 if X.dtype == np.float64 else np.float32
+    scores, _ = forest.aggregate(xs, _AGGREGATES[aggregate_function], acc)
     return apply_post(scores, int(post_transform)).astype(X.dtype)

@@ -14,6 +14,7 @@ from onyx.errors import InvalidArgument
 from onyx.ops.ml._common import labels_of, logistic, probit
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
+from onyx.ops.ml.tree_ensemble_regressor import _acc_dtype
 from onyx.ops.registry import op
 
 
@@ -33,7 +34,7 @@ def classify(
 ):
     """onnxruntime's decision rule on aggregated (N, K) scores: (labels (N,), Z (N, K) float32)."""
     N, K = scores.shape
-    base = np.asarray(base if base is not None else [], dtype=np.float64)
+    base = np.asarray(base if base is not None else [], dtype=scores.dtype)
     if K != 2:
         if base.size:
             if base.size != K:
@@ -61,7 +62,7 @@ def classify(
         raise InvalidArgument(f"{base.size} base_values for 2 classes")
     pos = np.where(h1, s1, np.where(h0, s0, 0.0))
     if binary_case:
-        positive = pos > 0.5 if all_positive else pos > 0
+        positive = pos > scores.dtype.type(0.5) if all_positive else pos > 0
         lab = np.where(positive, 1, 0)
         out_labels = labels[lab]
     else:
@@ -115,7 +116,7 @@ def _classify(X, attrs: dict):
             "TreeEnsembleClassifier",
         ),
     )
-    scores, has = forest.aggregate(prepare_x(X), "SUM")
+    scores, has = forest.aggregate(prepare_x(X), "SUM", _acc_dtype(X, attrs))
     class_ids = set(int(c) for c in (attrs["class_ids"] or []))
     w = np.asarray(weights if weights is not None else [], dtype=np.float64)
     binary_case = K == 2 and len(class_ids) == 1

@@ -14,6 +14,16 @@ def _pick(a, a_tensor):
     return np.asarray(a_tensor).reshape(-1) if a_tensor is not None else a
 
 
+def _acc_dtype(X, attrs: dict):
+    """float32 accumulation like onnxruntime, float64 for double inputs or double (*_as_tensor) weights."""
+    if np.asarray(X).dtype == np.float64:
+        return np.float64
+    for k, v in attrs.items():
+        if k.endswith("_as_tensor") and v is not None and np.asarray(v).dtype == np.float64:
+            return np.float64
+    return np.float32
+
+
 def _regress(X, attrs: dict):
     values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
     weights = _pick(attrs["target_weights"], attrs.get("target_weights_as_tensor"))
@@ -41,9 +51,10 @@ def _regress(X, attrs: dict):
             "TreeEnsembleRegressor",
         ),
     )
-    scores, _ = forest.aggregate(prepare_x(X), attrs["aggregate_function"])
+    acc = _acc_dtype(X, attrs)
+    scores, _ = forest.aggregate(prepare_x(X), attrs["aggregate_function"], acc)
     if base is not None and len(base):
-        b = np.asarray(base, dtype=np.float64)
+        b = np.asarray(base, dtype=acc)
         if b.size != scores.shape[1]:
             raise InvalidArgument(
                 f"TreeEnsembleRegressor: {b.size} base_values for {scores.shape[1]} targets"

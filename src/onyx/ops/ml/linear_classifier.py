@@ -1,0 +1,62 @@
+"""LinearClassifier: scores = X @ coefficients^T + intercepts; label and scores as onnxruntime gives them.
+
+With one coefficient row (binary), the score s gives the label ``labels[1] if s > 0 else labels[0]`` and
+the scores ``[1 - f(s), f(s)]`` where f is the logistic function for LOGISTIC and the identity otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import as_2d, as_float, labels_of, logistic, probit
+from onyx.ops.ml._common import post_transform as apply_post
+from onyx.ops.registry import op
+
+
+@op("LinearClassifier", domain="ai.onnx.ml", since=1)
+def linear_classifier_1(
+    X,
+    *,
+    classlabels_ints=None,
+    classlabels_strings=None,
+    coefficients,
+    intercepts=None,
+    multi_class=0,
+    post_transform="NONE",
+):
+    x = as_2d(as_float(X))
+    labels, _ = labels_of(classlabels_ints, classlabels_strings, "LinearClassifier")
+    coef = np.asarray(coefficients, dtype=np.float32)
+    F = x.shape[1]
+    if F == 0 or coef.size % F:
+        raise InvalidArgument(
+            f"LinearClassifier: {coef.size} coefficients do not split into rows of {F} features"
+        )
+    C = coef.size // F
+    scores = x.astype(np.float32, copy=False) @ coef.reshape(C, F).T
+    if intercepts:
+        b = np.asarray(intercepts, dtype=np.float32)
+        if b.size != C:
+            raise InvalidArgument(f"LinearClassifier: {b.size} intercepts for {C} coefficient rows")
+        scores = scores + b
+    scores = scores.astype(np.float64)
+    if C == 1:
+        if len(labels) != 2:
+            raise InvalidArgument(
+                f"LinearClassifier: one coefficient row (binary) needs 2 class labels, got {len(labels)}"
+            )
+        s = scores[:, 0]
+        y = labels[np.where(s > 0, 1, 0)]
+        if post_transform == "LOGISTIC":
+            p = logistic(s)
+            z = np.stack([1.0 - p, p], axis=1)
+        elif post_transform == "PROBIT":
+            z = np.stack([probit(s), probit(1.0 - s)], axis=1)
+        else:
+            z = np.stack([1.0 - s, s], axis=1)
+        return y, z.astype(np.float32)
+    if len(labels) != C:
+        raise InvalidArgument(f"LinearClassifier: {len(labels)} class labels for {C} coefficient rows")
+    y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
+    return y, apply_post(scores, post_transform).astype(np.float32)

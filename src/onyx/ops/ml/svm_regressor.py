@@ -1,0 +1,47 @@
+"""SVMRegressor: kernel (or linear) support vector regression, optionally one-class."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import as_2d, as_float
+from onyx.ops.ml._common import post_transform as apply_post
+from onyx.ops.ml._svm import kernel_matrix
+from onyx.ops.registry import op
+
+
+@op("SVMRegressor", domain="ai.onnx.ml", since=1)
+def svm_regressor_1(
+    X,
+    *,
+    coefficients=None,
+    kernel_params=None,
+    kernel_type="LINEAR",
+    n_supports=0,
+    one_class=0,
+    post_transform="NONE",
+    rho=None,
+    support_vectors=None,
+):
+    x = as_2d(as_float(X)).astype(np.float64)
+    F = x.shape[1]
+    coef = np.asarray(coefficients or [], dtype=np.float64)
+    r = float(rho[0]) if rho else 0.0
+    if n_supports > 0:
+        sv = np.asarray(support_vectors or [], dtype=np.float64)
+        if sv.size != n_supports * F:
+            raise InvalidArgument(
+                f"SVMRegressor: {sv.size} support vector values for {n_supports} x {F} features"
+            )
+        if coef.size != n_supports:
+            raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {n_supports} support vectors")
+        y = kernel_matrix(x, sv.reshape(n_supports, F), kernel_type, kernel_params) @ coef + r
+    else:
+        if coef.size != F:
+            raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {F} features (linear)")
+        y = x @ coef + r
+    if one_class:
+        y = np.where(y > 0, 1.0, -1.0)
+    y = y.reshape(-1, 1)
+    return apply_post(y, post_transform).astype(np.float32)
