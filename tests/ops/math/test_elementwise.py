@@ -418,11 +418,14 @@ def test_erf_accuracy():
         assert np.max(np.abs(got[nz] - r[nz]) / np.abs(r[nz])) < tol
 
 
-def test_erf_specials_and_types():
-    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
-    got = run("Erf", 13, x)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 100])  # the per-element path for tiny arrays, the vectorised one
+def test_erf_specials_and_types(dtype, n):
+    x = np.tile(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e-30], dtype), n)
+    got = run("Erf", 13, x)[:7]
     np.testing.assert_array_equal(got[:4], [0, 0, 1, -1])
-    assert np.signbit(got[1]) and np.isnan(got[4])
+    assert np.signbit(got[1]) and np.isnan(got[4]) and got[5] == 1
+    np.testing.assert_allclose(got[6], -1e-30 * 2 / math.sqrt(math.pi), rtol=1e-6)
     assert run("Erf", 13, np.array(0.5, np.float64)).shape == ()
     for dt in (np.float16, BF16):
         check(run("Erf", 13, np.array([0.5, -1.5], dt)), np.array([math.erf(0.5), math.erf(-1.5)]).astype(dt))
