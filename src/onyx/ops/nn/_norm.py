@@ -23,7 +23,7 @@ def stash_dtype(stash_type: int, x_dtype: np.dtype) -> np.dtype:
 
 
 def standardize_rows(x2: np.ndarray, epsilon: float):
-    """Rows of the 2-D ``x2`` to zero mean and unit variance: (normalized, mean, inv_std), in place-friendly."""
+    """Rows of the 2-D ``x2`` to zero mean and unit variance: returns (normalized, mean, inv_std)."""
     mean = x2.mean(axis=1, keepdims=True)
     d = x2 - mean
     sq = np.square(d)
