@@ -92,8 +92,9 @@ class InferenceSession:
                 f"InferenceSession expects a path, bytes or an onyx Model, got {type(path_or_bytes).__name__}"
             )
         self._profiling = bool(self._options.enable_profiling)
-        self._profile: list = []
+        self._profile: list = []  # (thread id, run start, run end, [(node, t0, t1), ...]) per run
         self._profile_start = time.perf_counter()
+        self._profile_start_ns = time.time_ns() if self._profiling else 0
         self._lock = threading.Lock()
         self._build(model)
 
@@ -163,7 +164,8 @@ class InferenceSession:
         self._providers, self._provider_options = resolve_providers(providers, provider_options)
 
     def get_profiling_start_time_ns(self) -> int:
-        return int(self._profile_start * 1e9)
+        """When profiling started, in ns since the epoch (0 when profiling is off), as onnxruntime."""
+        return self._profile_start_ns
 
     @property
     def model(self) -> Model:
@@ -212,39 +214,79 @@ class InferenceSession:
             from onyx.errors import Fail
 
             raise Fail("run terminated: RunOptions.terminate is set")
-        profile: list | None = [] if self._profiling else None
-        outs = self._plan.run(inputs, None, profile)
-        if profile is not None:
+        if self._profiling:
+            profile: list = []
+            t0 = time.perf_counter()
+            outs = self._plan.run(inputs, None, profile)
+            record = (threading.get_native_id(), t0, time.perf_counter(), profile)
             with self._lock:
-                self._profile.extend(profile)
+                if self._profiling:
+                    self._profile.append(record)
+        else:
+            outs = self._plan.run(inputs, None, None)
         return [_output(outs[i]) for i in out_idx]
 
     def run_with_ort_values(self, output_names, input_feed, run_options=None):
         return self.run(output_names, input_feed, run_options)
 
     def end_profiling(self) -> str:
-        """Write the per-node timings (Chrome trace JSON, like onnxruntime's) and return the file name."""
-        if not self._profiling:
-            return ""
+        """Write the timings (Chrome trace JSON, like onnxruntime's) and return the file name.
+
+        One ``model_run`` event per run and one ``<node name>_kernel_time`` event per node run. Profiling
+        stops here: a second call returns "" (as in onnxruntime).
+        """
+        with self._lock:
+            if not self._profiling:
+                return ""
+            self._profiling = False
+            runs, self._profile = self._profile, []
+        index = {id(n): i for i, n in enumerate(self._model.graph.nodes)}
+        pid = os.getpid()
+        start = self._profile_start
+
+        def us(t: float) -> int:
+            return int((t - start) * 1e6)
+
         events = []
-        for node, t0, t1 in self._profile:
+        for tid, r0, r1, nodes in runs:
+            for node, t0, t1 in nodes:
+                args = {"op_name": node.op_type, "provider": self._providers[0]}
+                if id(node) in index:
+                    args["node_index"] = str(index[id(node)])
+                events.append(
+                    {
+                        "cat": "Node",
+                        "pid": pid,
+                        "tid": tid,
+                        "dur": us(t1) - us(t0),
+                        "ts": us(t0),
+                        "ph": "X",
+                        "name": f"{node.name or node.op_type}_kernel_time",
+                        "args": args,
+                    }
+                )
             events.append(
                 {
-                    "cat": "Node",
-                    "name": node.name or node.op_type,
+                    "cat": "Session",
+                    "pid": pid,
+                    "tid": tid,
+                    "dur": us(r1) - us(r0),
+                    "ts": us(r0),
                     "ph": "X",
-                    "ts": int((t0 - self._profile_start) * 1e6),
-                    "dur": int((t1 - t0) * 1e6),
-                    "pid": os.getpid(),
-                    "tid": threading.get_ident() % 100000,
-                    "args": {"op_name": node.op_type},
+                    "name": "model_run",
+                    "args": {},
                 }
             )
-        stamp = time.strftime("%Y-%m-%d_%H-%M-%S")
-        path = f"{self._options.profile_file_prefix}_{stamp}.json"
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(now)) + f"_{int(now * 1000) % 1000:03d}"
+        base = f"{self._options.profile_file_prefix}_{stamp}"
+        path = f"{base}.json"
+        k = 1
+        while os.path.exists(path):  # two sessions ending in the same millisecond keep both files
+            path = f"{base}_{k}.json"
+            k += 1
         with open(path, "w") as fh:
             json.dump(events, fh)
-        self._profile = []
         return path
 
     # -- pickling ------------------------------------------------------------------------------
