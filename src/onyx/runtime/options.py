@@ -81,7 +81,7 @@ class SessionOptions:
 
 
 class RunOptions:
-    """Per-run options, with onnxruntime's field names. Setting ``terminate`` stops runs in flight."""
+    """Per-run options, with onnxruntime's field names. With ``terminate`` set, run() raises Fail."""
 
     def __init__(self) -> None:
         self.log_severity_level = 2
