@@ -111,6 +111,7 @@ def run_node(node, env: dict[str, Any], opsets: dict[str, int], functions) -> li
 
 def run_function(fn, node, inputs, env, opsets, functions) -> list[Any]:
     """Inline a model-local function: bind inputs and attributes, run its body."""
+    import onnx
     from onnx import helper
 
     inner = dict(zip(fn.input, inputs))
@@ -133,7 +134,7 @@ def run_function(fn, node, inputs, env, opsets, functions) -> list[Any]:
             else:
                 n2.attribute.append(a)
         body.append(n2)
-    graph = helper.make_graph(body, fn.name, [], [helper.make_value_info(o, None) for o in fn.output])
+    graph = helper.make_graph(body, fn.name, [], [onnx.ValueInfoProto(name=o) for o in fn.output])
     return run_graph(graph, inner, fn_opsets, functions)
 
 
