@@ -575,6 +575,6 @@ def test_scalars_come_back_as_arrays():
         assert isinstance(y, np.ndarray) and y.shape == ()
     (y,) = run("Gather", [np.arange(5, dtype=I64), np.array(-2, I64)], 13)
     assert isinstance(y, np.ndarray) and y.shape == () and y == 3
-    for op in ("ReduceSum", "ReduceMax", "ReduceLogSumExp", "ReduceL2"):
+    for op in ("ReduceSum", "ReduceMax", "ReduceLogSumExp", "ReduceL2", "ReduceMean", "ReduceProd"):
         y = lookup(op, "", 18).fn(np.arange(3, dtype=np.float32), keepdims=0)
         assert isinstance(y, np.ndarray) and y.shape == ()

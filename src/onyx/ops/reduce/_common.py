@@ -57,19 +57,34 @@ def _elementwise(kind: str, x: np.ndarray) -> np.ndarray:
     return x
 
 
+_FOLD = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+_PLAIN = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64))
+
+
 def reduce(
     kind: str, data: Any, axes: Any, keepdims: int, noop_with_empty_axes: int, name: str
 ) -> np.ndarray:
     x = np.asarray(data)
     if x.dtype == object:
         raise InvalidArgument(f"{name}: string tensors cannot be reduced")
-    out_dtype = x.dtype
     ax = resolve_axes(axes, x.ndim, name)
-    if ax is None and noop_with_empty_axes:
-        return _noop(kind, x, out_dtype)
     if ax is None:
+        if noop_with_empty_axes:
+            return _noop(kind, x, x.dtype)
         ax = tuple(range(x.ndim))
     keep = bool(keepdims)
+    fold = _FOLD.get(kind)
+    if fold is not None and x.dtype in _PLAIN and x.size:
+        # the common case, without conversions or error-state bookkeeping
+        return np.asarray(fold.reduce(x, axis=ax, keepdims=keep, dtype=x.dtype))
+    if kind == "mean" and x.dtype.kind == "f" and x.dtype in _PLAIN and x.size:
+        r = np.asarray(np.add.reduce(x, axis=ax, keepdims=keep, dtype=x.dtype))
+        return np.asarray(r / r.dtype.type(x.size // max(r.size, 1)))
+    return _reduce_general(kind, x, ax, keep)
+
+
+def _reduce_general(kind: str, x: np.ndarray, ax: tuple[int, ...], keep: bool) -> np.ndarray:
+    out_dtype = x.dtype
     wd = x.dtype if kind in ("max", "min") and x.dtype == np.float16 else _work_dtype(x.dtype)
     if kind in ("l2", "log_sum", "log_sum_exp", "mean") and wd.kind in "iub":
         wd = np.dtype(np.float64)
@@ -79,28 +94,28 @@ def reduce(
         count *= x.shape[a]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kind in ("max", "min"):
-            fn = np.max if kind == "max" else np.min
+            fold = _FOLD[kind]
             if count == 0:
-                r = fn(w, axis=ax, keepdims=keep, initial=_extreme(w.dtype, kind == "max"))
+                r = fold.reduce(w, axis=ax, keepdims=keep, initial=_extreme(w.dtype, kind == "max"))
             else:
-                r = fn(w, axis=ax, keepdims=keep)
+                r = fold.reduce(w, axis=ax, keepdims=keep)
         elif kind == "prod":
-            r = np.prod(w, axis=ax, keepdims=keep, dtype=wd)
+            r = np.multiply.reduce(w, axis=ax, keepdims=keep, dtype=wd)
         elif kind == "mean":
-            r = np.sum(w, axis=ax, keepdims=keep, dtype=wd)
+            r = np.add.reduce(w, axis=ax, keepdims=keep, dtype=wd)
             r = r / count if count else np.full_like(r, np.nan)
         elif kind == "log_sum_exp":
             if count == 0:
-                r = np.log(np.sum(w, axis=ax, keepdims=keep, dtype=wd))
+                r = np.log(np.add.reduce(w, axis=ax, keepdims=keep, dtype=wd))
             else:
-                m = np.max(w, axis=ax, keepdims=True)
+                m = np.maximum.reduce(w, axis=ax, keepdims=True)
                 m = np.where(np.isfinite(m), m, 0).astype(wd, copy=False)
-                s = np.sum(np.exp(w - m), axis=ax, keepdims=True, dtype=wd)
+                s = np.add.reduce(np.exp(w - m), axis=ax, keepdims=True, dtype=wd)
                 r = np.log(s) + m
                 if not keep:
                     r = r.reshape([d for i, d in enumerate(r.shape) if i not in ax])
         else:
-            r = np.sum(_elementwise(kind, w), axis=ax, keepdims=keep, dtype=wd)
+            r = np.add.reduce(_elementwise(kind, w), axis=ax, keepdims=keep, dtype=wd)
             if kind == "l2":
                 r = np.sqrt(r)
             elif kind == "log_sum":

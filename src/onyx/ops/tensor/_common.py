@@ -105,18 +105,24 @@ def norm_indices(indices: np.ndarray, dim: int, what: str = "indices") -> np.nda
     return idx
 
 
-def element_grid(shape: tuple[int, ...], axis: int, idx: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The fancy-index tuple that picks ``idx`` along ``axis`` and the element's own position elsewhere.
+def flat_offsets(shape: tuple[int, ...], axis: int, idx: np.ndarray) -> np.ndarray:
+    """Flat C-order offsets into a tensor of ``shape`` for GatherElements/ScatterElements.
 
-    Used by GatherElements and ScatterElements: ``out[i][j][k] = data[i][idx[i][j][k]][k]`` for axis 1.
+    ``idx`` (non-negative, same rank) picks the position along ``axis``; every other coordinate is
+    the element's own position in ``idx``: ``out[i][j][k] = data[i][idx[i][j][k]][k]`` for axis 1.
+    One pass of integer arithmetic, much cheaper than numpy's multi-array fancy indexing.
     """
     rank = len(shape)
-    grid: list[np.ndarray] = []
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    base: np.ndarray | int = 0
     for d in range(rank):
-        if d == axis:
-            grid.append(idx)
-        else:
-            s = [1] * rank
-            s[d] = shape[d]
-            grid.append(np.arange(shape[d], dtype=np.intp).reshape(s))
-    return tuple(grid)
+        if d == axis or idx.shape[d] == 1:
+            continue
+        s = [1] * rank
+        s[d] = idx.shape[d]
+        base = base + (np.arange(idx.shape[d], dtype=np.int64) * strides[d]).reshape(s)
+    off = idx * strides[axis] if strides[axis] != 1 else idx.astype(np.int64, copy=True)
+    off += base
+    return off

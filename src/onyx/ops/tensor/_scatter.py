@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from onyx.errors import InvalidArgument
@@ -10,9 +12,7 @@ from onyx.ops.tensor._common import compute_dtype
 _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def scatter_into(
-    data: np.ndarray, key: tuple, updates: np.ndarray, reduction: str, op_name: str
-) -> np.ndarray:
+def scatter_into(data: np.ndarray, key: Any, updates: np.ndarray, reduction: str, op_name: str) -> np.ndarray:
     """A copy of ``data`` with ``updates`` written (``none``) or reduced into ``data[key]``."""
     if reduction == "none":
         out = data.copy()

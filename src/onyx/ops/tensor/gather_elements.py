@@ -6,7 +6,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.registry import op
-from onyx.ops.tensor._common import element_grid, norm_axis, norm_indices
+from onyx.ops.tensor._common import flat_offsets, norm_axis, norm_indices
 
 
 @op("GatherElements", since=11)
@@ -24,4 +24,5 @@ def gather_elements_11(data, indices, *, axis=0):
                 f"GatherElements: indices shape {idx.shape} exceeds data shape {x.shape} on axis {d}"
             )
     idx = norm_indices(idx, x.shape[ax], "GatherElements: indices")
-    return x[element_grid(idx.shape, ax, idx)]
+    off = flat_offsets(x.shape, ax, idx)
+    return np.take(np.ascontiguousarray(x).reshape(-1), off)

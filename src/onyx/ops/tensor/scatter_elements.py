@@ -7,7 +7,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.registry import op
-from onyx.ops.tensor._common import element_grid, norm_axis, norm_indices
+from onyx.ops.tensor._common import flat_offsets, norm_axis, norm_indices
 from onyx.ops.tensor._scatter import scatter_into
 
 
@@ -29,7 +29,9 @@ def scatter_elements(data, indices, updates, axis: int, reduction: str, name: st
     idx = norm_indices(idx, x.shape[ax], f"{name}: indices")
     if upd.dtype != x.dtype:
         upd = upd.astype(x.dtype)
-    return scatter_into(x, element_grid(idx.shape, ax, idx), upd, reduction, name)
+    off = flat_offsets(x.shape, ax, idx)
+    out = scatter_into(np.ascontiguousarray(x).reshape(-1), off, upd, reduction, name)
+    return out.reshape(x.shape)
 
 
 @op("Scatter", since=9)

@@ -43,8 +43,9 @@ def _sorted_order(keys: np.ndarray, ax: int, largest: bool) -> np.ndarray:
 
 
 def _partial_top_k(keys: np.ndarray, k: int, ax: int, largest: bool) -> np.ndarray | None:
-    """O(n) selection for small k: partition to find the k-th value, keep everything strictly better
-    plus the lowest-index ties, then sort only the k survivors. None when NaNs make it unsafe."""
+    """O(n) selection for small k: argpartition finds k candidates and the k-th value; rows where
+    the partition kept the wrong ties (a higher index over a lower one) are redone exactly; then only
+    the k survivors are sorted. None when NaNs make it unsafe."""
     if keys.dtype.kind == "f" and np.isnan(keys).any():
         return None
     rows = np.moveaxis(keys, ax, -1)
@@ -54,15 +55,23 @@ def _partial_top_k(keys: np.ndarray, k: int, ax: int, largest: bool) -> np.ndarr
     if k == 0 or r2.shape[0] == 0:
         return np.zeros(keys.shape[:ax] + (k,) + keys.shape[ax + 1 :], dtype=np.int64)
     kth = n - k if largest else k - 1
-    t = np.partition(r2, kth, axis=1)[:, kth : kth + 1]
-    better = r2 > t if largest else r2 < t
+    part = np.argpartition(r2, kth, axis=1)
+    cand = part[:, kth:] if largest else part[:, :k]
+    t = np.take_along_axis(r2, part[:, kth : kth + 1], axis=1)  # the k-th value of each row
+    cand = np.sort(cand, axis=1)  # ascending index, so a stable sort by value breaks ties by index
+    ties_kept = (np.take_along_axis(r2, cand, axis=1) == t).sum(axis=1)
     tie = r2 == t
-    need = k - better.sum(axis=1, keepdims=True)
-    mask = better | (tie & (np.cumsum(tie, axis=1) <= need))
-    cols = np.nonzero(mask)[1].reshape(-1, k)  # ascending index within each row
-    vals = np.take_along_axis(r2, cols, axis=1)
+    bad = tie.sum(axis=1) > ties_kept
+    if bad.any():
+        # the row has more ties than fit: keep the strictly better ones and the lowest-index ties
+        sub, ts, ties = r2[bad], t[bad], tie[bad]
+        better = sub > ts if largest else sub < ts
+        need = k - better.sum(axis=1, keepdims=True)
+        mask = better | (ties & (np.cumsum(ties, axis=1, dtype=np.int32) <= need))
+        cand[bad] = np.nonzero(mask)[1].reshape(-1, k)
+    vals = np.take_along_axis(r2, cand, axis=1)
     order = _sorted_order(vals, 1, largest)
-    idx = np.take_along_axis(cols, order, axis=1).astype(np.int64, copy=False)
+    idx = np.take_along_axis(cand, order, axis=1).astype(np.int64, copy=False)
     return np.moveaxis(idx.reshape(lead + (k,)), -1, ax)
 
 
