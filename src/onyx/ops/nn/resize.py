@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.nn._resize import resample
+from onyx.ops.nn._resize import CTMS, MODES, NEAREST, resample
 from onyx.ops.registry import op
 
 
@@ -46,6 +46,12 @@ def resize_impl(
     ctm = _s(coordinate_transformation_mode)
     mode = _s(mode)
     policy = _s(keep_aspect_ratio_policy)
+    if mode not in MODES:
+        raise InvalidArgument(f"Resize: mode {mode!r} is not one of {MODES}")
+    if ctm not in CTMS:
+        raise InvalidArgument(f"Resize: coordinate_transformation_mode {ctm!r} is not one of {CTMS}")
+    if _s(nearest_mode) not in NEAREST:
+        raise InvalidArgument(f"Resize: nearest_mode {nearest_mode!r} is not one of {NEAREST}")
     in_shape = X.shape
     roi_full = [(0.0, 1.0)] * r
     if roi is not None and np.size(roi) > 0 and ctm == "tf_crop_and_resize":
