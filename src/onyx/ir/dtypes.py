@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 
-import ml_dtypes
 import numpy as np
 
 
@@ -52,6 +51,9 @@ class DataType(enum.IntEnum):
         try:
             return _TO_NUMPY[self]
         except KeyError:
+            if self in _EXOTIC_NAMES:
+                _load_exotic()
+                return _TO_NUMPY[self]
             from onyx.errors import InvalidArgument
 
             raise InvalidArgument(f"element type {self.name} has no numpy dtype") from None
@@ -67,7 +69,7 @@ class DataType(enum.IntEnum):
         return _ORT_NAMES[self]
 
 
-_TO_NUMPY: dict[DataType, np.dtype] = {
+_NATIVE: dict[DataType, np.dtype] = {
     DataType.FLOAT: np.dtype(np.float32),
     DataType.UINT8: np.dtype(np.uint8),
     DataType.INT8: np.dtype(np.int8),
@@ -83,26 +85,50 @@ _TO_NUMPY: dict[DataType, np.dtype] = {
     DataType.UINT64: np.dtype(np.uint64),
     DataType.COMPLEX64: np.dtype(np.complex64),
     DataType.COMPLEX128: np.dtype(np.complex128),
-    DataType.BFLOAT16: np.dtype(ml_dtypes.bfloat16),
-    DataType.FLOAT8E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
-    DataType.FLOAT8E4M3FNUZ: np.dtype(ml_dtypes.float8_e4m3fnuz),
-    DataType.FLOAT8E5M2: np.dtype(ml_dtypes.float8_e5m2),
-    DataType.FLOAT8E5M2FNUZ: np.dtype(ml_dtypes.float8_e5m2fnuz),
-    DataType.UINT4: np.dtype(ml_dtypes.uint4),
-    DataType.INT4: np.dtype(ml_dtypes.int4),
-    DataType.FLOAT4E2M1: np.dtype(ml_dtypes.float4_e2m1fn),
-    DataType.FLOAT8E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
-    DataType.UINT2: np.dtype(ml_dtypes.uint2),
-    DataType.INT2: np.dtype(ml_dtypes.int2),
-    DataType.FLOAT6E2M3: np.dtype(ml_dtypes.float6_e2m3fn),
-    DataType.FLOAT6E3M2: np.dtype(ml_dtypes.float6_e3m2fn),
 }
+_EXOTIC_NAMES = {
+    DataType.BFLOAT16: "bfloat16",
+    DataType.FLOAT8E4M3FN: "float8_e4m3fn",
+    DataType.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
+    DataType.FLOAT8E5M2: "float8_e5m2",
+    DataType.FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
+    DataType.UINT4: "uint4",
+    DataType.INT4: "int4",
+    DataType.FLOAT4E2M1: "float4_e2m1fn",
+    DataType.FLOAT8E8M0: "float8_e8m0fnu",
+    DataType.UINT2: "uint2",
+    DataType.INT2: "int2",
+    DataType.FLOAT6E2M3: "float6_e2m3fn",
+    DataType.FLOAT6E3M2: "float6_e3m2fn",
+}
+_TO_NUMPY: dict[DataType, np.dtype] = dict(_NATIVE)
+_FROM_NUMPY: dict[np.dtype, DataType] = {v: k for k, v in _NATIVE.items()}
+_exotic_loaded = False
 
-_FROM_NUMPY: dict[np.dtype, DataType] = {v: k for k, v in _TO_NUMPY.items()}
 
-_BITWIDTH = {t: (_TO_NUMPY[t].itemsize * 8) for t in _TO_NUMPY if t != DataType.STRING}
+def _load_exotic() -> None:
+    """Import ml_dtypes (slow to import) only when a model meets bfloat16, float8, int4..."""
+    global _exotic_loaded
+    if _exotic_loaded:
+        return
+    import ml_dtypes
+
+    for t, name in _EXOTIC_NAMES.items():
+        dt = np.dtype(getattr(ml_dtypes, name))
+        _TO_NUMPY[t] = dt
+        _FROM_NUMPY[dt] = t
+    _exotic_loaded = True
+
+
+_BITWIDTH = {t: (_NATIVE[t].itemsize * 8) for t in _NATIVE if t != DataType.STRING}
 _BITWIDTH.update(
     {
+        DataType.BFLOAT16: 16,
+        DataType.FLOAT8E4M3FN: 8,
+        DataType.FLOAT8E4M3FNUZ: 8,
+        DataType.FLOAT8E5M2: 8,
+        DataType.FLOAT8E5M2FNUZ: 8,
+        DataType.FLOAT8E8M0: 8,
         DataType.UINT4: 4,
         DataType.INT4: 4,
         DataType.FLOAT4E2M1: 4,
@@ -178,6 +204,11 @@ def from_numpy(dtype: np.dtype | type) -> DataType:
         return DataType.STRING
     if dt.byteorder == ">":
         dt = dt.newbyteorder("<")
+    got = _FROM_NUMPY.get(dt)
+    if got is not None:
+        return got
+    if dt.kind == "V" and not _exotic_loaded:
+        _load_exotic()
     try:
         return _FROM_NUMPY[dt]
     except KeyError:

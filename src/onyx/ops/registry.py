@@ -170,8 +170,43 @@ _shape_rules: dict[tuple[str, str], Callable] = {}
 
 
 def get_shape_rule(op_type: str, domain: str = DEFAULT_DOMAIN) -> Callable | None:
-    load_all()
-    return _shape_rules.get((normalize_domain(domain), op_type))
+    key = (normalize_domain(domain), op_type)
+    if key not in _shape_rules and not _loaded:
+        _load_for(op_type)
+        if key not in _shape_rules and key not in _registry:
+            load_all()
+    return _shape_rules.get(key)
+
+
+_index: dict[str, list[str]] | None = None
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("_", "")
+
+
+def _module_index() -> dict[str, list[str]]:
+    """Operator modules by normalised file name ('mat_mul.py' -> 'matmul'), listed without importing."""
+    global _index
+    if _index is None:
+        import onyx.ops as pkg
+
+        index: dict[str, list[str]] = {}
+        for fam in pkgutil.iter_modules(pkg.__path__):
+            if not fam.ispkg or fam.name.startswith("_"):
+                continue
+            famdir = [f"{p}/{fam.name}" for p in pkg.__path__]
+            for mod in pkgutil.iter_modules(famdir):
+                if not mod.name.startswith("_"):
+                    index.setdefault(_norm(mod.name), []).append(f"onyx.ops.{fam.name}.{mod.name}")
+        _index = index
+    return _index
+
+
+def _load_for(op_type: str) -> None:
+    """Import the module(s) named after ``op_type`` (the one-op-per-file convention)."""
+    for name in _module_index().get(_norm(op_type), []):
+        importlib.import_module(name)
 
 
 def load_all() -> None:
@@ -196,8 +231,13 @@ def lookup(op_type: str, domain: str, opset: int) -> Kernel:
 
     Raises onyx's NotImplemented naming the op, domain and opset and listing the registered ranges.
     """
-    load_all()
     domain = normalize_domain(domain)
+    kernels = _registry.get((domain, op_type))
+    if not kernels and not _loaded:
+        _load_for(op_type)
+        kernels = _registry.get((domain, op_type))
+        if not kernels:
+            load_all()
     kernels = _registry.get((domain, op_type), [])
     best = None
     for k in kernels:
