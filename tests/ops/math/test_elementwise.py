@@ -195,6 +195,12 @@ def test_pow_integer_wraps_and_negative_exponents():
     check(run("Pow", 15, x2, y2), ort("Pow", 15, x2, y2)[0])
 
 
+def test_pow_half_base_float_exponent():
+    x = np.array([4.0, 10.0], np.float16)
+    y = np.array([0.1, 0.5], np.float32)
+    check(run("Pow", 15, x, y), (x.astype(np.float32) ** y).astype(np.float16))
+
+
 def test_pow_uint64_base():
     x = np.array([2, 3], np.uint64)
     check(run("Pow", 15, x, np.array([63, 2], np.uint64)), np.array([2**63, 9], np.uint64))

@@ -3,15 +3,16 @@
 Our own fits (least squares on Chebyshev nodes against 40-digit mpmath values), evaluated on every
 element without masks or gathers (those cost more than the arithmetic):
 
-* small |x| < 1:  erf(x) = x * S(x^2 - c), S a polynomial;
+* small |x| < 1:  erf(x) = x * S(x^2 - c), S a polynomial (fitted to erf(x) / x);
 * large |x| >= 1: erf(|x|) = 1 - exp(-x^2) * G(|x|), G fitted to erfc(x) * exp(x^2); float64 fits
   x * erfc(x) * exp(x^2) as a polynomial in 1/x instead (|x| clamped to [1, 6], beyond which erf
   is 1 in double precision); float32 fits G in |x| - c on [1, 4] (erf is 1 in float32 beyond 3.92);
 * the two are merged, and the sign of x restored, with bit masks (so -0.0, inf and NaN come out
   right; numpy's ``where`` is ten times slower on unpredictable masks).
 
-Maximum relative error: about 1e-15 for float64, 1.5e-7 (two float32 ulps) for float32. Other float
-types go through float32. Tiny arrays (up to ``SMALL`` elements) call math.erf per element.
+The ~50 passes run over cache-sized blocks of the input (``BLOCK_BYTES``). Maximum relative error:
+about 1e-15 for float64, 1.5e-7 (two float32 ulps) for float32. Other float types go through
+float32. Tiny arrays (up to ``SMALL`` elements) call math.erf per element.
 """
 
 from __future__ import annotations
@@ -100,9 +101,9 @@ _S32C = (np.float32(_S32[0]), tuple(np.float32(c) for c in _S32[1][::-1]))
 _G32C = (np.float32(_G32[0]), tuple(np.float32(c) for c in _G32[1][::-1]))
 
 
-def _horner(coefs, s: np.ndarray) -> np.ndarray:
-    """Polynomial with coefficients of decreasing degree at ``s``, a new array."""
-    r = np.multiply(s, coefs[0], out=...)
+def _horner(coefs, s: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Polynomial with coefficients of decreasing degree at ``s``, written to ``out`` (not ``s``)."""
+    r = np.multiply(s, coefs[0], out=out)
     r += coefs[1]
     for c in coefs[2:]:
         r *= s
@@ -110,64 +111,85 @@ def _horner(coefs, s: np.ndarray) -> np.ndarray:
     return r
 
 
-def _merge(small, y, big, x, itype, sign_bit):
-    """``y`` where ``small`` else ``big``, with the sign of ``x``: by bit masks, since numpy's
-    ``where`` is branchy and ten times slower on unpredictable masks. Returns ``big``'s buffer."""
-    m = small.view(np.int8).astype(itype)
-    np.negative(m, out=m)  # 0 or all ones
+def _finish(x, small, y, big, s, itype, sign_bit):
+    """``y`` where ``small`` else ``big``, then the sign of ``x``, by bit masks (numpy's ``where`` is
+    branchy, ten times slower on unpredictable masks). ``s`` is a free buffer. Returns ``big``."""
+    m = np.negative(small.view(np.int8), out=s.view(itype))  # 0 or all ones
     yi = y.view(itype)
     bi = big.view(itype)
     yi &= m
     np.invert(m, out=m)
     bi &= m
     bi |= yi
-    np.bitwise_and(x.view(itype), sign_bit, out=m)
-    bi |= m
+    np.bitwise_and(x.view(itype), sign_bit, out=yi)
+    bi |= yi
     return big
 
 
-def _erf64(x: np.ndarray) -> np.ndarray:
-    a = np.abs(x, out=...)
-    small = np.less(a, 1.0, out=...)
+def _erf64(x, out, t, s, y, small):
+    """erf of the 1-D float64 ``x`` into ``out``; ``t``, ``s``, ``y``, ``small`` are work buffers."""
+    a = np.abs(x, out=out)
+    np.less(a, 1.0, out=small)
     np.minimum(a, 6.0, out=a)
-    t = np.multiply(a, a, out=...)
-    # small branch: x * S(t - c)
-    s = np.subtract(t, _S64C[0], out=...)
-    y = _horner(_S64C[1], s)
+    np.multiply(a, a, out=t)
+    # small branch: y = a * S(t - c)
+    np.subtract(t, _S64C[0], out=s)
+    _horner(_S64C[1], s, y)
     y *= a
-    # large branch: 1 - exp(-t) * H(1/a - c) / a, with a in [1, 6]
+    # large branch: 1 - exp(-a^2) * H(1/a - c) / a, with a clamped to [1, 6]
     np.maximum(a, 1.0, out=a)
     np.multiply(a, a, out=t)
-    u = np.reciprocal(a, out=s)
-    u -= _H64C[0]
-    big = _horner(_H64C[1], u)
-    big /= a
     np.negative(t, out=t)
     np.exp(t, out=t)
+    t /= a
+    np.reciprocal(a, out=s)
+    s -= _H64C[0]
+    big = _horner(_H64C[1], s, a)
     big *= t
     np.subtract(1.0, big, out=big)
-    return _merge(small, y, big, x, np.int64, np.int64(-(2**63)))
+    return _finish(x, small, y, big, s, np.int64, np.int64(-(2**63)))
 
 
-def _erf32(x: np.ndarray) -> np.ndarray:
-    a = np.abs(x, out=...)
-    small = np.less(a, np.float32(1.0), out=...)
+def _erf32(x, out, t, s, y, small):
+    """erf of the 1-D float32 ``x`` into ``out``; ``t``, ``s``, ``y``, ``small`` are work buffers."""
+    a = np.abs(x, out=out)
+    np.less(a, np.float32(1.0), out=small)
     np.minimum(a, np.float32(4.0), out=a)
-    t = np.multiply(a, a, out=...)
-    s = np.subtract(t, _S32C[0], out=...)
-    y = _horner(_S32C[1], s)
+    np.multiply(a, a, out=t)
+    np.subtract(t, _S32C[0], out=s)
+    _horner(_S32C[1], s, y)
     y *= a
-    np.subtract(a, _G32C[0], out=s)
-    big = _horner(_G32C[1], s)
     np.negative(t, out=t)
     np.exp(t, out=t)
+    np.subtract(a, _G32C[0], out=s)
+    big = _horner(_G32C[1], s, a)
     big *= t
     np.subtract(np.float32(1.0), big, out=big)
-    return _merge(small, y, big, x, np.int32, np.int32(-(2**31)))
+    return _finish(x, small, y, big, s, np.int32, np.int32(-(2**31)))
 
 
+#: Bytes per block and work array: a block's five work arrays stay in the L2 cache. The ~50 passes
+#: over memory are what erf costs; blocking them in cache makes big tensors 3-5x faster.
+BLOCK_BYTES = 1 << 17
+
+
+def _blocked(f, x, dt):
+    xf = np.ascontiguousarray(x, dtype=dt).reshape(-1)
+    n = xf.size
+    out = np.empty(n, dt)
+    b = min(n, BLOCK_BYTES // dt.itemsize)
+    t, s, y = np.empty(b, dt), np.empty(b, dt), np.empty(b, dt)
+    small = np.empty(b, np.bool_)
+    for i in range(0, n, b):
+        j = min(i + b, n)
+        k = j - i
+        f(xf[i:j], out[i:j], t[:k], s[:k], y[:k], small[:k])
+    return out.reshape(x.shape)
+
+
+_F32 = np.dtype(np.float32)
 _math_erf = np.frompyfunc(math.erf, 1, 1)
-#: Below this many elements the fixed cost of ~35 ufunc calls exceeds calling math.erf per element.
+#: Below this many elements the fixed cost of ~50 ufunc calls exceeds calling math.erf per element.
 SMALL = 128
 
 
@@ -176,8 +198,8 @@ def erf(x: np.ndarray) -> np.ndarray:
     dt = x.dtype
     if x.size <= SMALL:
         return np.asarray(_math_erf(x)).astype(dt)
-    if dt == np.float32:
-        return _erf32(x)
     if dt == np.float64:
-        return _erf64(x)
-    return _erf32(x.astype(np.float32)).astype(dt)
+        return _blocked(_erf64, x, dt)
+    if dt == np.float32:
+        return _blocked(_erf32, x, dt)
+    return _blocked(_erf32, x, _F32).astype(dt)

@@ -6,7 +6,7 @@ is computed through float64 and truncated (as ``(T)pow((double)x, (double)y)``).
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error, legacy_broadcast
+from onyx.ops.math._common import F32, NATIVE_FLOATS, broadcast_error, legacy_broadcast
 from onyx.ops.registry import op
 
 
@@ -30,11 +30,15 @@ def _int_pow(x, y):
 
 
 def _pow(x, y):
-    if x.dtype == y.dtype and x.dtype.kind != "i" and x.dtype.kind != "u":
+    dt = x.dtype
+    if dt == y.dtype and dt.kind != "i" and dt.kind != "u":
         return np.power(x, y, out=...)
-    if x.dtype.kind in "iu":
+    if dt.kind in "iu":
         return _int_pow(x, y)
-    return np.power(x, y.astype(x.dtype), out=...)
+    if dt in NATIVE_FLOATS:
+        return np.power(x, y.astype(dt), out=...)
+    # float16/bfloat16 base with another exponent type: in float32, so the exponent keeps its bits
+    return np.power(x.astype(F32), y.astype(F32), out=...).astype(dt)
 
 
 @op("Pow", since=1, until=7)
