@@ -45,18 +45,35 @@ class SubgraphMarker:
 class BoundSubgraph:
     """What a kernel receives for a GRAPH attribute: call it with the subgraph's inputs."""
 
-    __slots__ = ("plan", "outer_env", "input_names", "output_names", "num_inputs", "num_outputs")
+    __slots__ = (
+        "plan",
+        "outer_env",
+        "input_names",
+        "output_names",
+        "output_types",
+        "num_inputs",
+        "num_outputs",
+    )
 
     def __init__(self, plan: Plan, outer_env: list[Any]):
         self.plan = plan
         self.outer_env = outer_env
         self.input_names = plan.input_names
         self.output_names = plan.output_names
+        self.output_types = plan.output_types  # declared types (TypeBase or None), e.g. for empty scans
         self.num_inputs = len(plan.input_names)
         self.num_outputs = len(plan.output_names)
 
     def __call__(self, *args: Any) -> list[Any]:
         return self.plan.run(list(args), self.outer_env)
+
+
+def _frozen(a: Any) -> Any:
+    """Make a constant read-only, so that no kernel or caller can change the session's weights through an
+    output that aliases it (the session copies read-only outputs)."""
+    if isinstance(a, np.ndarray):
+        a.flags.writeable = False
+    return a
 
 
 def attribute_value(attr: Attr, plan_sub: Callable[[Graph], Plan] | None = None) -> Any:
@@ -76,13 +93,13 @@ def attribute_value(attr: Attr, plan_sub: Callable[[Graph], Plan] | None = None)
     if t == AttrType.STRINGS:
         return [_text(x) for x in v]
     if t == AttrType.TENSOR:
-        return v.numpy()
+        return _frozen(v.numpy())
     if t == AttrType.TENSORS:
-        return [x.numpy() for x in v]
+        return [_frozen(x.numpy()) for x in v]
     if t == AttrType.SPARSE_TENSOR:
-        return v.numpy()
+        return _frozen(v.numpy())
     if t == AttrType.SPARSE_TENSORS:
-        return [x.numpy() for x in v]
+        return [_frozen(x.numpy()) for x in v]
     if t == AttrType.GRAPH:
         if plan_sub is None:
             raise InvalidGraph(f"graph attribute {attr.name!r} cannot be used here")
@@ -152,11 +169,12 @@ class Plan:
                 self.local.add(id(v))
         self.input_names = [v.name for v in graph_inputs]
         self.output_names = [v.name for v in graph_outputs]
+        self.output_types = [v.type for v in graph_outputs]
         self.input_slots = [self.slot(v) for v in graph_inputs]
         for v in graph.initializers.values():
             s = self.slot(v)
             c = v.const
-            self.template[s] = c.numpy() if isinstance(c, Tensor | SparseTensor) else None
+            self.template[s] = _frozen(c.numpy()) if isinstance(c, Tensor | SparseTensor) else None
         self.steps: list[Step] = [self._compile(n) for n in graph.nodes]
         self.output_slots = [self.slot(v) for v in graph_outputs]
         self._plan_frees()

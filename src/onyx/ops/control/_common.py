@@ -36,14 +36,15 @@ def scalar_int(value: Any, what: str) -> int:
     return int(arr.reshape(-1)[0])
 
 
-def stack(values: list[Any], what: str) -> np.ndarray:
+def stack(values: list[Any], what: str, declared: Any = None) -> np.ndarray:
     """Stack per-iteration scan outputs on a new leading axis, naming the output on a shape mismatch.
 
-    With no iteration at all the element shape is unknown: the result is an empty float32 tensor of
-    shape (0,).
+    With no iteration at all the element type and shape come from the body output's declared type
+    (``declared``, an onyx TensorType) where it has them: (0, *dims) with unknown dims as 0; else an
+    empty float32 tensor of shape (0,).
     """
     if not values:
-        return np.empty((0,), dtype=np.float32)
+        return empty_scan(declared)
     arrays = [np.asarray(v) for v in values]
     first = arrays[0]
     for i, a in enumerate(arrays):
@@ -53,6 +54,24 @@ def stack(values: list[Any], what: str) -> np.ndarray:
                 "scan outputs must keep one shape across iterations"
             )
     return np.stack(arrays)
+
+
+def empty_scan(declared: Any) -> np.ndarray:
+    """The stacked result of zero iterations for a body output of type ``declared``."""
+    elem = getattr(declared, "elem_type", None)
+    shape = getattr(declared, "shape", None)
+    dtype = np.float32
+    if elem:
+        from onyx.ir.dtypes import to_numpy
+
+        try:
+            dtype = to_numpy(elem)
+        except Exception:  # noqa: BLE001 - an unknown code keeps the float32 default
+            dtype = np.float32
+    dims = (0,)
+    if shape is not None:
+        dims = (0, *[d if isinstance(d, int) else 0 for d in shape.dims])
+    return np.empty(dims, dtype=dtype)
 
 
 def check_outputs(outs: list[Any], expected: int, what: str) -> None:

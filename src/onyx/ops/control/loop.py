@@ -48,7 +48,10 @@ def loop(M=None, cond=None, *v_initial, body, _num_outputs=None):
         for j in range(n_scan):
             scans[j].append(outs[1 + n_carried + j])
         i += 1
-    results = carried + [stack(s, f"Loop scan output {j}") for j, s in enumerate(scans)]
+    declared = getattr(body, "output_types", None) or [None] * body.num_outputs
+    results = carried + [
+        stack(s, f"Loop scan output {j}", declared[1 + n_carried + j]) for j, s in enumerate(scans)
+    ]
     if _num_outputs is not None and _num_outputs < len(results):
         results = results[:_num_outputs]
     return pack(results)
