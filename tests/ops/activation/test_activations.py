@@ -112,7 +112,7 @@ def test_shrink_integers():
 
 
 def test_gelu_formulas():
-    x = np.linspace(-6, 6, 121)
+    x = np.linspace(-6, 6, 1201)  # more than erf.SMALL: the blocked path
     erf_ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
     check(run("Gelu", 20, x), erf_ref, rtol=1e-13, atol=1e-14)
     check(run("Gelu", 20, x.astype(np.float32)), erf_ref.astype(np.float32), rtol=3e-7, atol=1e-7)
@@ -213,3 +213,18 @@ def test_leaky_relu_any_alpha(alpha):
         x = x[x != -np.inf]  # C gives 0 * -inf = NaN there, onyx 0
     expected = np.array([v if v >= 0 else alpha * v for v in x.tolist()], np.float32)
     check(run("LeakyRelu", 16, x, alpha=alpha), expected)
+
+
+@pytest.mark.parametrize("n", [5, 200, 70000])  # per-element path, one block, several blocks
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_gelu_paths_agree(n, dtype):
+    x = np.random.default_rng(n).standard_normal(n).astype(dtype) * 3
+    ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
+    got = run("Gelu", 20, x)
+    assert got.dtype == dtype
+    tol = {np.float32: 3e-7, np.float64: 1e-13, np.float16: 1e-3}[dtype]
+    np.testing.assert_allclose(
+        got.astype(np.float64), ref.astype(dtype).astype(np.float64), rtol=tol, atol=tol
+    )
+    strided = run("Gelu", 20, x[::2])  # may take the other path: equal within the tolerance
+    np.testing.assert_allclose(strided.astype(np.float64), got[::2].astype(np.float64), rtol=tol, atol=tol)

@@ -7,19 +7,10 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.math._erf import erf
+from onyx.ops.math._erf import gelu
 from onyx.ops.registry import op
 
-_SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
-
-
-def _gelu_erf(x):
-    t = erf(np.multiply(x, _SQRT_HALF))
-    t += 1
-    t *= x
-    t *= 0.5
-    return t
 
 
 def _gelu_tanh(x):
@@ -35,14 +26,13 @@ def _gelu_tanh(x):
     return t
 
 
-_erf_run = float_kernel(_gelu_erf)
 _tanh_run = float_kernel(_gelu_tanh)
 
 
 @op("Gelu", since=20)
 def gelu_20(x, *, approximate="none"):
     if approximate == "none":
-        return _erf_run(x)
+        return gelu(x)
     if approximate == "tanh":
         return _tanh_run(x)
     raise InvalidArgument(f"Gelu: approximate must be 'none' or 'tanh', got {approximate!r}")

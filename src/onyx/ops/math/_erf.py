@@ -173,18 +173,46 @@ def _erf32(x, out, t, s, y, small):
 BLOCK_BYTES = 1 << 17
 
 
-def _blocked(f, x, dt):
+def _blocked(f, x, dt, gelu=False):
     xf = np.ascontiguousarray(x, dtype=dt).reshape(-1)
     n = xf.size
     out = np.empty(n, dt)
     b = min(n, BLOCK_BYTES // dt.itemsize)
     t, s, y = np.empty(b, dt), np.empty(b, dt), np.empty(b, dt)
     small = np.empty(b, np.bool_)
+    w = np.empty(b, dt) if gelu else None
+    half = dt.type(0.5)
     for i in range(0, n, b):
         j = min(i + b, n)
         k = j - i
-        f(xf[i:j], out[i:j], t[:k], s[:k], y[:k], small[:k])
+        if gelu:  # 0.5 * x * (1 + erf(x / sqrt(2))), fused per block
+            xb = xf[i:j]
+            z = np.multiply(xb, dt.type(_SQRT_HALF), out=w[:k])
+            r = f(z, out[i:j], t[:k], s[:k], y[:k], small[:k])
+            r += 1
+            r *= xb
+            r *= half
+        else:
+            f(xf[i:j], out[i:j], t[:k], s[:k], y[:k], small[:k])
     return out.reshape(x.shape)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """0.5 * x * (1 + erf(x / sqrt(2))) of a float32 or float64 array (others go through float32)."""
+    dt = x.dtype
+    if x.size <= SMALL:
+        xd = x.astype(np.float64)
+        e = np.asarray(_math_erf(xd * _SQRT_HALF), dtype=np.float64)
+        e += 1.0
+        e *= xd
+        e *= 0.5
+        return e.astype(dt)
+    if dt == np.float64 or dt == np.float32:
+        return _blocked(_erf64 if dt == np.float64 else _erf32, x, dt, gelu=True)
+    return _blocked(_erf32, x, _F32, gelu=True).astype(dt)
 
 
 _F32 = np.dtype(np.float32)
