@@ -16,10 +16,28 @@ from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ir.types import MapType, OptionalType, SequenceType, TensorType, TypeBase
 
 MAX_IR_VERSION = 14
-MAX_OPSET = {"": 28, "ai.onnx.ml": 5, "ai.onnx.training": 1, "ai.onnx.preview.training": 1, "ai.onnx.preview": 1}
+MAX_OPSET = {
+    "": 28,
+    "ai.onnx.ml": 5,
+    "ai.onnx.training": 1,
+    "ai.onnx.preview.training": 1,
+    "ai.onnx.preview": 1,
+}
 # The lowest IR version each default-domain opset was released with (from the ONNX release table).
-_MIN_IR_FOR_OPSET = [(28, 14), (25, 13), (24, 12), (23, 11), (21, 10), (19, 9), (15, 8), (12, 7), (11, 6), (10, 5),
-                     (9, 4), (1, 3)]
+_MIN_IR_FOR_OPSET = [
+    (28, 14),
+    (25, 13),
+    (24, 12),
+    (23, 11),
+    (21, 10),
+    (19, 9),
+    (15, 8),
+    (12, 7),
+    (11, 6),
+    (10, 5),
+    (9, 4),
+    (1, 3),
+]
 
 
 def min_ir_version(opset: int) -> int:
@@ -67,11 +85,16 @@ class _Checker:
             if v is None or v < 1:
                 self.err(f"model: opset_import for domain {d or 'ai.onnx'!r} has invalid version {v}")
             elif self.full and dom in MAX_OPSET and v > MAX_OPSET[dom]:
-                self.err(f"model: opset {v} of domain {d or 'ai.onnx'!r} is newer than the newest known ({MAX_OPSET[dom]})")
+                self.err(
+                    f"model: opset {v} of domain {d or 'ai.onnx'!r} is newer than the newest known "
+                    f"({MAX_OPSET[dom]})"
+                )
         if self.full and m.ir_version is not None and "" in opsets and opsets[""] >= 1:
             need = oldest_ir_accepted(opsets[""])
             if m.ir_version < need:
-                self.err(f"model: opset {opsets['']} needs IR version >= {need}, the model declares {m.ir_version}")
+                self.err(
+                    f"model: opset {opsets['']} needs IR version >= {need}, the model declares {m.ir_version}"
+                )
         if m.graph is None:
             self.err("model: has no graph")
             return
@@ -104,12 +127,14 @@ class _Checker:
             define(v, "graph input")
             if main:
                 self.check_value_type(v, f"{where} input {v.name!r}", required=True)
-        for name, v in g.initializers.items():
+        for v in g.initializers.values():
             self.check_initializer(v, where)
             if v in g.inputs:
                 continue
             if (self.model.ir_version or 0) < 4 and main:
-                self.err(f"{where}: initializer {v.name!r} is not a graph input (required before IR version 4)")
+                self.err(
+                    f"{where}: initializer {v.name!r} is not a graph input (required before IR version 4)"
+                )
             define(v, "initializer")
         outer_ids = outer or set()
         for node in g.nodes:
@@ -128,10 +153,18 @@ class _Checker:
                     self.err(f"{where}: {node.describe()} input {i} ({v.name!r}) is not defined")
             inner_outer = set(outer_ids) | defined
             for a in node.attributes.values():
-                subs = [a.value] if a.type == AttrType.GRAPH else (a.value or []) if a.type == AttrType.GRAPHS else []
+                subs = (
+                    [a.value]
+                    if a.type == AttrType.GRAPH
+                    else (a.value or [])
+                    if a.type == AttrType.GRAPHS
+                    else []
+                )
                 for sub in subs:
                     if sub is not None:
-                        self.check_graph(sub, f"{where}/{node.op_type}:{node.name or ''}.{a.name}", inner_outer)
+                        self.check_graph(
+                            sub, f"{where}/{node.op_type}:{node.name or ''}.{a.name}", inner_outer
+                        )
             for v in node.outputs:
                 if v.name:
                     if id(v) in defined:
@@ -198,7 +231,9 @@ class _Checker:
             ext = t.external
             need = (count * dt.bitwidth + 7) // 8
             if ext.length is not None and dt != DataType.STRING and ext.length != need:
-                self.err(f"{what}: external length {ext.length} does not match shape {list(t.dims)} ({need} bytes)")
+                self.err(
+                    f"{what}: external length {ext.length} does not match shape {list(t.dims)} ({need} bytes)"
+                )
             return
         if t.raw is not None:
             n = memoryview(t.raw).nbytes
@@ -247,7 +282,9 @@ class _Checker:
             dom = "" if node.domain in ("", "ai.onnx") else node.domain
             fkeys = {(f.domain, f.name) for f in self.model.functions}
             if dom not in self.model.opsets and (node.domain, node.op_type) not in fkeys:
-                self.err(f"{where}: {node.describe()} uses domain {node.domain!r}, which the model does not import")
+                self.err(
+                    f"{where}: {node.describe()} uses domain {node.domain!r}, which the model does not import"
+                )
 
     # -- functions -----------------------------------------------------------------------------
     def check_function(self, f: Function) -> None:
@@ -272,7 +309,9 @@ class _Checker:
             self.check_node(node, where, in_function=True)
             for a in node.attributes.values():
                 if a.ref_attr_name and a.ref_attr_name not in declared:
-                    self.err(f"{where}: {node.describe()} refers to attribute {a.ref_attr_name!r}, not declared")
+                    self.err(
+                        f"{where}: {node.describe()} refers to attribute {a.ref_attr_name!r}, not declared"
+                    )
             for i, v in enumerate(node.inputs):
                 if v is not None and id(v) not in defined:
                     self.err(f"{where}: {node.describe()} input {i} ({v.name!r}) is not defined before use")
