@@ -47,8 +47,9 @@ def _human(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def info(path: str, out=sys.stdout) -> dict[str, Any]:
+def info(path: str, out=None) -> dict[str, Any]:
     """Print (and return) a summary of a model."""
+    out = out or sys.stdout
     from onyx.ir.tensor import SparseTensor, Tensor
     from onyx.model_io import load
 
@@ -122,8 +123,9 @@ def _parse_inputs(items: list[str]) -> dict[str, np.ndarray]:
     return feeds
 
 
-def run(args: argparse.Namespace, out=sys.stdout) -> int:
+def run(args: argparse.Namespace, out=None) -> int:
     """Run a model on given inputs, or the shipped model on its samples."""
+    out = out or sys.stdout
     from onyx.runtime.session import InferenceSession
 
     p = lambda *a: print(*a, file=out)  # noqa: E731

@@ -1,0 +1,64 @@
+"""The onyx command: info, run (shipped model and given inputs), check, ops, and its errors."""
+
+import numpy as np
+import pytest
+
+from onyx.cli import main, shipped_model
+
+
+def test_info_lists_inputs_outputs_ops(capsys):
+    model, _ = shipped_model()
+    assert main(["info", model]) == 0
+    out = capsys.readouterr().out
+    assert "input: tensor(float)[?, 64]" in out
+    assert "label: tensor(int64)" in out
+    assert "ai.onnx.ml::LinearClassifier" in out
+    assert "opsets:" in out and "parameters:" in out
+
+
+def test_run_with_inputs_saves_outputs(tmp_path, capsys):
+    model, samples = shipped_model()
+    x = np.load(samples)["x"][:5]
+    np.save(tmp_path / "x.npy", x)
+    assert (
+        main(["run", model, "--input", f"input={tmp_path / 'x.npy'}", "--output-dir", str(tmp_path / "out")])
+        == 0
+    )
+    label = np.load(tmp_path / "out" / "label.npy")
+    assert label.shape == (5,) and label.dtype == np.int64
+
+
+def test_run_reports_bad_input_name(tmp_path, capsys):
+    model, samples = shipped_model()
+    np.save(tmp_path / "x.npy", np.load(samples)["x"][:1])
+    assert main(["run", model, "--input", f"nope={tmp_path / 'x.npy'}"]) == 2
+    err = capsys.readouterr().err
+    assert "InvalidArgument" in err and "'nope'" in err
+
+
+def test_run_reports_wrong_dtype(tmp_path, capsys):
+    model, _ = shipped_model()
+    np.save(tmp_path / "x.npy", np.zeros((1, 64), np.float64))
+    assert main(["run", model, "--input", f"input={tmp_path / 'x.npy'}"]) == 2
+    assert "expected tensor(float), got tensor(double)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["info", "/no/such/model.onnx"], ["run", "/no/such/model.onnx"]])
+def test_missing_model_is_a_clean_error(args, capsys):
+    assert main(args) == 2
+    assert "NoSuchFile" in capsys.readouterr().err
+
+
+def test_corrupt_model_is_a_clean_error(tmp_path, capsys):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x0a\xff\xff\xff\xff\x0fgarbage")
+    assert main(["info", str(bad)]) == 2
+    assert "InvalidProtobuf" in capsys.readouterr().err
+
+
+def test_check_and_ops(capsys):
+    model, _ = shipped_model()
+    assert main(["check", model]) == 0
+    assert main(["ops"]) == 0
+    out = capsys.readouterr().out
+    assert "ai.onnx::Conv" in out and "ai.onnx.ml::TreeEnsembleClassifier" in out

@@ -1,0 +1,39 @@
+"""Packaging: runtime dependencies are numpy and ml_dtypes only; running a model imports neither onnx
+nor protobuf; the shipped model and the `onyx run` main job work."""
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_runtime_dependencies_are_numpy_and_ml_dtypes_only():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    names = sorted(
+        d.split(">")[0].split("=")[0].split("<")[0].strip() for d in meta["project"]["dependencies"]
+    )
+    assert names == ["ml_dtypes", "numpy"]
+
+
+def test_running_a_model_needs_neither_onnx_nor_protobuf():
+    code = (
+        "import sys, numpy as np, onyx\n"
+        "from onyx.cli import shipped_model\n"
+        "m, s = shipped_model()\n"
+        "sess = onyx.InferenceSession(m)\n"
+        "x = np.load(s)['x']\n"
+        "sess.run(None, {sess.get_inputs()[0].name: x})\n"
+        "bad = [k for k in sys.modules if k == 'onnx' or k.startswith(('onnx.', 'google.protobuf', 'onnxruntime'))]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_onyx_run_main_job_prints_accuracy():
+    out = subprocess.run(
+        [sys.executable, "-m", "onyx.cli", "run"], capture_output=True, text=True, check=True
+    )
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("accuracy:"))
+    assert float(line.split()[1]) > 0.9
