@@ -13,7 +13,7 @@ from onyx.errors import InvalidGraph
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import AttrType, Function, Graph, Model, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
-from onyx.ir.types import MapType, OptionalType, SequenceType, TensorType, TypeBase
+from onyx.ir.types import MapType, OptionalType, SequenceType, TensorType, TypeBase, UnknownType
 
 MAX_IR_VERSION = 14
 MAX_OPSET = {
@@ -187,7 +187,9 @@ class _Checker:
         self.check_type(t, what)
 
     def check_type(self, t: TypeBase, what: str) -> None:
-        if isinstance(t, TensorType):
+        if isinstance(t, UnknownType):
+            self.err(f"{what}: has no type (the TypeProto sets no tensor, sequence, map or optional type)")
+        elif isinstance(t, TensorType):
             if t.elem_type is None or t.elem_type == 0:
                 self.err(f"{what}: tensor element type is not set")
             elif t.elem_type not in DataType._value2member_map_:
