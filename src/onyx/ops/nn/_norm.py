@@ -23,12 +23,25 @@ def stash_dtype(stash_type: int, x_dtype: np.dtype) -> np.dtype:
 
 
 def standardize_rows(x2: np.ndarray, epsilon: float):
-    """Rows of the 2-D ``x2`` to zero mean and unit variance: returns (normalized, mean, inv_std)."""
-    mean = x2.mean(axis=1, keepdims=True)
-    d = x2 - mean
-    sq = np.square(d)
-    var = sq.mean(axis=1, keepdims=True)
-    var += x2.dtype.type(epsilon)
+    """Rows of the 2-D ``x2`` to zero mean and unit variance: returns (normalized, mean, inv_std).
+
+    The row sums go through BLAS (a matrix-vector product and batched dot products), which is several
+    times faster than numpy's reductions over the last axis.
+    """
+    r, n = x2.shape
+    dt = x2.dtype
+    if n > 8192:
+        # long rows: numpy's pairwise summation keeps float32 sums accurate
+        mean = x2.mean(axis=1, keepdims=True)
+        d = x2 - mean
+        var = np.square(d).mean(axis=1, keepdims=True)
+    else:
+        ones = np.full((n, 1), 1.0 / n, dtype=dt)
+        mean = np.matmul(x2, ones)  # (R, 1)
+        d = x2 - mean
+        var = np.matmul(d[:, None, :], d[:, :, None]).reshape(r, 1)
+        var *= dt.type(1.0 / n)
+    var += dt.type(epsilon)
     inv = np.sqrt(var, out=var)
     np.reciprocal(inv, out=inv)
     d *= inv

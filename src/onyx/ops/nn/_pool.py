@@ -38,18 +38,36 @@ def _lowest(dtype):
     return -np.inf
 
 
+def separable_reduce(xp, kernel, strides, dilations, out, ufunc):
+    """Reduce windows axis by axis (max and sum are separable): sum(k_i) passes instead of prod(k_i).
+
+    The last axis goes first, so the later passes read whole contiguous rows.
+    """
+    y = xp
+    nd = len(kernel)
+    for d in reversed(range(nd)):
+        axis = 2 + d
+        if kernel[d] == 1 and strides[d] == 1 and y.shape[axis] == out[d]:
+            continue
+        acc = None
+        pre = (slice(None),) * axis
+        for k in range(kernel[d]):
+            start = k * dilations[d]
+            v = y[pre + (slice(start, start + (out[d] - 1) * strides[d] + 1, strides[d]),)]
+            if acc is None:
+                acc = v.copy()
+            else:
+                ufunc(acc, v, out=acc)
+        y = acc
+    return y if y is not xp else xp.copy()
+
+
 def max_pool(x, kernel, strides, dilations, pb, pe, out):
     n, c = x.shape[:2]
     if n * c * int(np.prod(out)) == 0:
         return np.empty((n, c) + out, dtype=x.dtype)
     xp = pad_spatial(x, pb, pe, _lowest(x.dtype))
-    acc = None
-    for _, v in window_views(xp, kernel, strides, dilations, out):
-        if acc is None:
-            acc = v.copy()
-        else:
-            np.maximum(acc, v, out=acc)
-    return acc
+    return separable_reduce(xp, kernel, strides, dilations, out, np.maximum)
 
 
 @lru_cache(maxsize=256)
@@ -123,13 +141,7 @@ def sum_pool(x, kernel, strides, dilations, pb, pe, out, power=None):
         if power != 1:
             x = x**power
     xp = pad_spatial(x, pb, pe, 0)
-    acc = None
-    for _, v in window_views(xp, kernel, strides, dilations, out):
-        if acc is None:
-            acc = v.copy()
-        else:
-            acc += v
-    return acc
+    return separable_reduce(xp, kernel, strides, dilations, out, np.add)
 
 
 def avg_pool(x, kernel, strides, dilations, pb, pe, out, pe0, count_include_pad):

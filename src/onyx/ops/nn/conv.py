@@ -65,7 +65,7 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
         cols = xs.reshape(n, group, cg, p)
         y = np.matmul(w.reshape(group, mg, cg), cols)
     elif cg == 1 and group == c and kp > 1:
-        y = _depthwise(x, w, pb, pe, kernel, strides, dilations, out)
+        return _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out)
     else:
         xp = pad_spatial(x, pb, pe)
         cols = im2col(xp, kernel, strides, dilations, out).reshape(n, group, cg * kp, p)
@@ -76,12 +76,14 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
     return y
 
 
-def _depthwise(x, w, pb, pe, kernel, strides, dilations, out):
+def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
     """One channel per group: sum over kernel offsets of (shifted input) * weight, with out= buffers."""
     n, c = x.shape[:2]
     m = w.shape[0]
     mult = m // c
     nd = len(kernel)
+    if mult == 1 and all(s == 1 for s in strides):
+        return _depthwise_flat(x, w, b, pb, pe, kernel, dilations, out)
     xp = pad_spatial(x, pb, pe)
     if mult == 1:
         wk = w.reshape((c, -1) + (1,) * nd)
@@ -104,7 +106,46 @@ def _depthwise(x, w, pb, pe, kernel, strides, dilations, out):
             np.multiply(view, wv, out=tmp)
             acc += tmp
         kflat += 1
-    return acc.reshape((n, m) + out)
+    y = acc.reshape((n, m) + out)
+    if b is not None:
+        y += b.reshape((m,) + (1,) * nd)
+    return y
+
+
+def _depthwise_flat(x, w, b, pb, pe, kernel, dilations, out):
+    """Stride-1 depthwise convolution on the flattened padded plane.
+
+    With the padded image flattened per channel, every kernel offset is one contiguous shift of the
+    whole plane, so each multiply-add runs over one long contiguous run per channel instead of one
+    short run per output row. Positions that wrap across a row end land in columns that are cut off.
+    """
+    n, c = x.shape[:2]
+    nd = len(kernel)
+    padded = tuple(x.shape[2 + i] + pb[i] + pe[i] for i in range(nd))
+    pstrides = [int(np.prod(padded[i + 1 :])) for i in range(nd)]
+    total = int(np.prod(padded))
+    length = out[0] * pstrides[0]
+    offsets = [sum(k[i] * dilations[i] * pstrides[i] for i in range(nd)) for k in np.ndindex(*kernel)]
+    xf = np.zeros((n, c, max(total, length + max(offsets))), dtype=x.dtype)
+    xf[:, :, :total].reshape((n, c) + padded)[
+        (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
+    ] = x
+    wk = w.reshape(c, -1, 1)
+    acc = np.empty((n, c, length), dtype=x.dtype)
+    tmp = np.empty_like(acc)
+    for j, off in enumerate(offsets):
+        view = xf[:, :, off : off + length]
+        if j == 0:
+            np.multiply(view, wk[:, 0], out=acc)
+        else:
+            np.multiply(view, wk[:, j], out=tmp)
+            acc += tmp
+    if b is not None:
+        acc += b.reshape(c, 1)
+    full = acc.reshape((n, c, out[0]) + padded[1:])
+    return np.ascontiguousarray(
+        full[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])]
+    )
 
 
 @op("Conv", since=1)
