@@ -1,0 +1,202 @@
+"""Helpers shared by the com.microsoft kernels: activations, row normalisation, attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.math._common import F32, NATIVE_FLOATS
+from onyx.ops.math._erf import erf
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def to_compute(x: np.ndarray) -> np.ndarray:
+    """``x`` in a type numpy computes fast (float16/bfloat16/... go to float32)."""
+    return x if x.dtype in NATIVE_FLOATS else x.astype(F32)
+
+
+def back(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return y if y.dtype == dtype else y.astype(dtype)
+
+
+def sigmoid_(y: np.ndarray) -> np.ndarray:
+    """In-place logistic sigmoid of the float array ``y``."""
+    with np.errstate(over="ignore"):
+        np.negative(y, out=y)
+        np.exp(y, out=y)
+    y += 1
+    np.reciprocal(y, out=y)
+    return y
+
+
+def gelu_erf(x: np.ndarray) -> np.ndarray:
+    """0.5 * x * (1 + erf(x / sqrt 2)) as a new array (x a native float array)."""
+    t = erf(np.multiply(x, x.dtype.type(_SQRT_HALF)))
+    t += 1
+    t *= x
+    t *= 0.5
+    return t
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) as a new array."""
+    t = np.multiply(x, x)
+    t *= 0.044715
+    t += 1
+    t *= x
+    t *= _SQRT_2_PI
+    np.tanh(t, out=t)
+    t += 1
+    t *= x
+    t *= 0.5
+    return t
+
+
+def activate_(y: np.ndarray, name: str, params: list[float], what: str) -> np.ndarray:
+    """Apply the activation ``name`` (ONNX op name) with ``params`` to the float array ``y``, in place
+    where possible; returns the result."""
+    if name == "Relu":
+        return np.maximum(y, 0, out=y)
+    if name == "Sigmoid":
+        return sigmoid_(y)
+    if name == "Tanh":
+        return np.tanh(y, out=y)
+    if name == "LeakyRelu":
+        alpha = params[0] if params else 0.01
+        neg = np.minimum(y, 0)
+        neg *= alpha
+        np.maximum(y, 0, out=y)
+        y += neg
+        return y
+    if name == "Clip":
+        lo = params[0] if len(params) > 0 else -np.inf
+        hi = params[1] if len(params) > 1 else np.inf
+        return np.clip(y, lo, hi, out=y)
+    if name == "HardSigmoid":
+        alpha = params[0] if len(params) > 0 else 0.2
+        beta = params[1] if len(params) > 1 else 0.5
+        y *= alpha
+        y += beta
+        return np.clip(y, 0, 1, out=y)
+    if name == "Elu":
+        alpha = params[0] if params else 1.0
+        neg = np.minimum(y, 0)
+        np.expm1(neg, out=neg)
+        neg *= alpha
+        np.maximum(y, 0, out=y)
+        y += neg
+        return y
+    if name == "Softplus":
+        return np.logaddexp(y, 0, out=y)
+    if name == "Softsign":
+        d = np.abs(y)
+        d += 1
+        y /= d
+        return y
+    raise InvalidArgument(f"{what}: unsupported activation {name!r}")
+
+
+def standardize_last(x: np.ndarray, epsilon: float, simplified: bool = False, ncols: int | None = None):
+    """Normalise ``x`` (a native float array) over its trailing ``ncols`` elements (default: the last
+    axis). Returns (y, mean or None, inv_std), statistics with the trailing dims kept as 1."""
+    ncols = x.shape[-1] if ncols is None else ncols
+    shape = x.shape
+    rows = x.size // ncols if ncols else 0
+    x2 = x.reshape(rows, ncols)
+    if simplified:
+        mean = None
+        d = x2.copy()
+    else:
+        mean = x2.mean(axis=1, keepdims=True)
+        d = x2 - mean
+    var = np.square(d).mean(axis=1, keepdims=True) if ncols else np.zeros((rows, 1), x.dtype)
+    var += x.dtype.type(epsilon)
+    inv = np.sqrt(var, out=var)
+    np.reciprocal(inv, out=inv)
+    d *= inv
+    return d.reshape(shape), mean, inv
+
+
+def softmax_last_(s: np.ndarray) -> np.ndarray:
+    m = np.max(s, axis=-1, keepdims=True)
+    s -= m
+    np.exp(s, out=s)
+    s /= np.sum(s, axis=-1, keepdims=True)
+    return s
+
+
+def heads(x: np.ndarray, n: int, what: str) -> np.ndarray:
+    """(B, S, N*H) -> (B, N, S, H)."""
+    b, s, d = x.shape
+    if d % n:
+        raise InvalidArgument(f"{what}: hidden size {d} is not a multiple of num_heads {n}")
+    return x.reshape(b, s, n, d // n).transpose(0, 2, 1, 3)
+
+
+def attend(q, k, v, scale, bias, what: str):
+    """softmax(q @ k^T * scale + bias) @ v for (B, N, S, H) q and (B, N, T, H) k, v.
+
+    Returns ((B, S, N*Hv) output, the scaled scores before the softmax)."""
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    scores *= scores.dtype.type(scale)
+    if bias is not None:
+        try:
+            scores += bias
+        except ValueError:
+            raise InvalidArgument(
+                f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {scores.shape}"
+            ) from None
+    qk = scores.copy()
+    softmax_last_(scores)
+    out = np.matmul(scores, v)
+    b, n, s, h = out.shape
+    return out.transpose(0, 2, 1, 3).reshape(b, s, n * h), qk
+
+
+def key_mask_bias(mask, batch, s, t, past, filter_value, dtype, what: str):
+    """The additive (B or 1, 1, S, T) bias for a mask_index / key_padding_mask in one of its forms:
+    (B) key lengths, (2B) end and start positions, (B, T), (B, S, T) 0/1 masks, (B, 1, M, M)."""
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    cols = np.arange(t)
+    if m.ndim == 1 and m.shape[0] == batch:
+        keep = cols[None, :] < m.astype(np.int64)[:, None]
+        keep = keep[:, None, None, :]
+    elif m.ndim == 1 and m.shape[0] == 2 * batch:
+        end = m[:batch].astype(np.int64)[:, None]
+        start = m[batch:].astype(np.int64)[:, None]
+        keep = ((cols[None, :] < end) & (cols[None, :] >= start))[:, None, None, :]
+    elif m.ndim == 2 and m.shape == (batch, t):
+        keep = (m != 0)[:, None, None, :]
+    elif m.ndim == 3 and m.shape == (batch, s, t):
+        keep = (m != 0)[:, None, :, :]
+    elif m.ndim == 4 and m.shape[0] == batch and m.shape[1] == 1 and m.shape[2] >= past + s and m.shape[3] >= t:
+        keep = (m[:, :, past : past + s, :t] != 0)
+    else:
+        raise InvalidArgument(f"{what}: mask of shape {m.shape} fits none of the supported forms "
+                              f"(batch {batch}, sequence {s}, total sequence {t})")
+    out = np.zeros(keep.shape, dtype)
+    out[~keep] = filter_value
+    return out
+
+
+def causal_bias(s, t, filter_value, dtype):
+    """(1, 1, S, T): query i (at position t - s + i) sees keys j <= t - s + i."""
+    past = t - s
+    rows = np.arange(s)[:, None] + past
+    out = np.zeros((s, t), dtype)
+    out[np.arange(t)[None, :] > rows] = filter_value
+    return out[None, None]
+
+
+def add_bias(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b

@@ -1,0 +1,16 @@
+"""com.microsoft BiasGelu: Gelu (erf form) of A + B, B a bias broadcast over the last axis."""
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.contrib._common import back, gelu_erf, to_compute
+from onyx.ops.registry import op
+
+
+@op("BiasGelu", domain="com.microsoft", since=1)
+def bias_gelu(A, B):  # noqa: N803
+    try:
+        s = np.add(to_compute(A), to_compute(B))
+    except ValueError:
+        raise InvalidArgument(f"BiasGelu: bias {B.shape} does not broadcast to the input {A.shape}") from None
+    return back(gelu_erf(s), A.dtype)

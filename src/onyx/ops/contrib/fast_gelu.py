@@ -1,0 +1,18 @@
+"""com.microsoft FastGelu: the tanh approximation of Gelu of X (+ bias)."""
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.contrib._common import back, gelu_tanh, to_compute
+from onyx.ops.registry import op
+
+
+@op("FastGelu", domain="com.microsoft", since=1)
+def fast_gelu(X, bias=None):  # noqa: N803
+    x = to_compute(X)
+    if bias is not None:
+        try:
+            x = np.add(x, to_compute(bias))
+        except ValueError:
+            raise InvalidArgument(f"FastGelu: bias {bias.shape} does not broadcast to {X.shape}") from None
+    return back(gelu_tanh(x), X.dtype)

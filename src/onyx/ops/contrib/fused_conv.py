@@ -1,0 +1,41 @@
+"""com.microsoft FusedConv: Conv (+ Z) followed by an activation named by ``activation``."""
+
+from onyx.ops.contrib._common import activate_, back, to_compute
+from onyx.ops.nn.conv import conv_forward
+from onyx.ops.registry import op
+
+
+@op("FusedConv", domain="com.microsoft", since=1)
+def fused_conv(
+    X,  # noqa: N803
+    W,  # noqa: N803
+    B=None,  # noqa: N803
+    Z=None,  # noqa: N803
+    *,
+    activation="",
+    activation_params=None,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+):
+    dtype = X.dtype
+    x = to_compute(X)
+    y = conv_forward(
+        x,
+        W.astype(x.dtype, copy=False),
+        None if B is None else B.astype(x.dtype, copy=False),
+        auto_pad=auto_pad,
+        dilations=dilations,
+        group=group,
+        kernel_shape=kernel_shape,
+        pads=pads,
+        strides=strides,
+    )
+    if Z is not None:
+        y = y + Z.astype(y.dtype, copy=False)
+    if activation:
+        y = activate_(y, activation, list(activation_params or []), "FusedConv")
+    return back(y, dtype)

@@ -1,0 +1,27 @@
+"""SimplifiedLayerNormalization (onnxruntime's contrib op in the default domain): RMS normalisation
+over the axes from ``axis`` on, times ``scale``; optional output inv_std_var."""
+
+import numpy as np
+
+from onyx.errors import InvalidArgument
+from onyx.ops.contrib._common import back, standardize_last, to_compute
+from onyx.ops.registry import op
+
+
+@op("SimplifiedLayerNormalization", since=1)
+def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1, _num_outputs=1):  # noqa: N803
+    rank = max(X.ndim, 1)
+    if not -rank <= axis < rank:
+        raise InvalidArgument(f"SimplifiedLayerNormalization: axis {axis} out of range for rank {X.ndim}")
+    ax = axis + rank if axis < 0 else axis
+    ncols = int(np.prod(X.shape[ax:]))
+    x = X.astype(np.float64 if X.dtype == np.float64 else np.float32, copy=False)
+    y, _, inv = standardize_last(x, epsilon, simplified=True, ncols=ncols)
+    try:
+        y *= to_compute(scale)
+    except ValueError:
+        raise InvalidArgument(f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}") from None
+    y = back(y, X.dtype)
+    if _num_outputs == 1:
+        return y
+    return y, inv.reshape(X.shape[:ax] + (1,) * (X.ndim - ax)).astype(np.float32)

@@ -1,0 +1,16 @@
+"""com.microsoft SkipSimplifiedLayerNormalization: s = input + skip (+ bias); output = s / RMS(s)
+over the last axis * gamma. Optional outputs: mean (never produced), inv_std_var and s."""
+
+import numpy as np
+
+from onyx.ops.contrib._common import standardize_last
+from onyx.ops.contrib.skip_layer_normalization import finish, skip_sum
+from onyx.ops.registry import op
+
+
+@op("SkipSimplifiedLayerNormalization", domain="com.microsoft", since=1)
+def skip_simplified_layer_normalization(input, skip, gamma, bias=None, *, epsilon=1e-12, _num_outputs=1):  # noqa: A002
+    what = "SkipSimplifiedLayerNormalization"
+    s = skip_sum(what, input, skip, bias)
+    y, _, inv = standardize_last(s.astype(np.float32) if s.dtype != np.float64 else s, epsilon, simplified=True)
+    return finish(what, s, y, None, inv, gamma, None, input.dtype, _num_outputs)
