@@ -15,7 +15,14 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     st = stash_dtype(stash_type, X.dtype)
     rows = int(np.prod(X.shape[:ax]))
     x2 = X.astype(st, copy=False).reshape(rows, -1) if X.size else X.astype(st).reshape(rows, -1)
-    ms = np.square(x2).mean(axis=1, keepdims=True) if x2.size else np.ones((rows, 1), st)
+    n = x2.shape[1]
+    if x2.size == 0:
+        ms = np.ones((rows, 1), st)
+    elif n > 8192:
+        ms = np.square(x2).mean(axis=1, keepdims=True)
+    else:
+        ms = np.matmul(x2[:, None, :], x2[:, :, None]).reshape(rows, 1)
+        ms *= st.type(1.0 / n)
     ms += st.type(epsilon)
     np.sqrt(ms, out=ms)
     y = x2 / ms
