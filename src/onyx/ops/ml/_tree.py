@@ -70,6 +70,9 @@ class Forest:
         self.false_next = np.where(self.is_leaf, idx, self.false_next)
         if len(self.roots) and (self.roots.min() < 0 or self.roots.max() >= n):
             raise InvalidArgument("tree ensemble: a tree root is outside the nodes")
+        self.max_feature = int(self.feature[~self.is_leaf].max(initial=-1))
+        if np.any(self.feature[~self.is_leaf] < 0):
+            raise InvalidArgument("tree ensemble: a node has a negative feature id")
         branch_modes = np.unique(self.mode[~self.is_leaf])
         self.single_mode = int(branch_modes[0]) if len(branch_modes) == 1 else None
         self.any_missing_true = bool(np.any(self.missing_true & ~self.is_leaf))
@@ -137,12 +140,10 @@ class Forest:
         if N == 0 or T == 0:
             return node.reshape(N, T)
         nfeat = X.shape[1]
-        if nfeat == 0 or (len(self.feature) and self.feature[~self.is_leaf].max(initial=-1) >= nfeat):
-            if np.any(~self.is_leaf):
-                raise InvalidArgument(
-                    f"tree ensemble: a node reads feature {int(self.feature[~self.is_leaf].max())} "
-                    f"but X has {nfeat} features"
-                )
+        if self.max_feature >= nfeat:
+            raise InvalidArgument(
+                f"tree ensemble: a node reads feature {self.max_feature} but X has {nfeat} features"
+            )
         xflat = X.reshape(-1)
         row_base = np.repeat(np.arange(N, dtype=np.int64) * nfeat, T)
         active = np.nonzero(~self.is_leaf[node])[0]
@@ -166,58 +167,54 @@ class Forest:
     def aggregate(self, X: np.ndarray, how: str = "SUM", dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
         """(scores (N, K), has_score (N, K) bool) aggregated over the trees.
 
-        Scores accumulate in ``dtype`` tree after tree, in tree order, as onnxruntime does, so that
-        ties (a probability of exactly 0.5) break the same way.
+        Sums accumulate in ``dtype`` in tree order (``cumsum`` along the tree axis is sequential), as
+        onnxruntime does, so that ties such as a probability of exactly 0.5 break the same way.
         """
+        if how not in ("SUM", "AVERAGE", "MIN", "MAX"):
+            raise InvalidArgument(
+                f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
+            )
         leaves = self.leaf_id[self.leaves(X)]  # (N, T) rows of the weight matrix
         N, T = leaves.shape
         K = self.n_targets
         dtype = np.dtype(dtype)
         scores = np.zeros((N, K), dtype=dtype)
         has = np.zeros((N, K), dtype=bool)
-        if how not in ("SUM", "AVERAGE", "MIN", "MAX"):
-            raise InvalidArgument(
-                f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
-            )
         if N == 0 or T == 0:
             return scores, has
-        flat_scores = scores.reshape(-1)
-        flat_has = has.reshape(-1)
-        rows_k = np.arange(N, dtype=np.int64) * K
         if self.max_leaf_entries <= 1:
-            w_all = self.leaf_weight.astype(dtype)
-            for t in range(T):
-                lv = leaves[:, t]
-                hv = self.leaf_has[lv]
-                idx = rows_k + self.leaf_target[lv]
-                if not hv.all():
-                    idx = idx[hv]
-                    lv = lv[hv]
-                w = w_all[lv]
-                if how in ("SUM", "AVERAGE"):
-                    flat_scores[idx] += w
-                else:
-                    cur = flat_scores[idx]
-                    first = ~flat_has[idx]
-                    better = np.minimum(cur, w) if how == "MIN" else np.maximum(cur, w)
-                    flat_scores[idx] = np.where(first, w, better)
-                flat_has[idx] = True
+            w = self.leaf_weight.astype(dtype)[leaves]
+            h = self.leaf_has[leaves]
+            tg = self.leaf_target[leaves] if K > 1 else None
+            for k in range(K):
+                sel = h if tg is None else h & (tg == k)
+                self._reduce_into(scores[:, k], w, sel, how)
+                has[:, k] = sel.any(axis=1)
         else:
             W = self.weights.astype(dtype)
-            Hm = self.has_weight
-            for t in range(T):
-                lv = leaves[:, t]
-                w = W[lv]
-                h = Hm[lv]
-                if how in ("SUM", "AVERAGE"):
-                    scores += w
-                else:
-                    better = np.minimum(scores, w) if how == "MIN" else np.maximum(scores, w)
-                    scores[...] = np.where(h, np.where(has, better, w), scores)
-                has |= h
+            step = max(1, (1 << 22) // max(1, T * K))
+            for s0 in range(0, N, step):
+                lv = leaves[s0 : s0 + step]
+                g = W[lv]  # (n, T, K)
+                hm = self.has_weight[lv]
+                for k in range(K):
+                    self._reduce_into(scores[s0 : s0 + step, k], g[:, :, k], hm[:, :, k], how)
+                has[s0 : s0 + step] = hm.any(axis=1)
         if how == "AVERAGE":
             scores /= dtype.type(T)
         return scores, has
+
+    @staticmethod
+    def _reduce_into(out: np.ndarray, w: np.ndarray, sel: np.ndarray, how: str) -> None:
+        """Reduce (n, T) weights where ``sel`` over the tree axis into ``out`` (n,)."""
+        if how in ("SUM", "AVERAGE"):
+            vals = np.where(sel, w, w.dtype.type(0))
+            out[...] = np.cumsum(vals, axis=1)[:, -1]
+            return
+        fill = np.inf if how == "MIN" else -np.inf
+        vals = np.where(sel, w, w.dtype.type(fill))
+        r = vals.min(axis=1) if how == "MIN" else vals.max(axis=1)
+        out[...] = np.where(np.isinf(r) & ~sel.any(axis=1), 0, r)
 
 
 # ---- compiling the legacy (v1/v3) encoding -----------------------------------------------------
@@ -258,7 +255,7 @@ def compile_legacy(
     if n == 0:
         raise InvalidArgument(f"{what}: the ensemble has no nodes")
     try:
-        mode = np.asarray([MODE_NAMES[str(m)] for m in nodes_modes], dtype=np.int8)
+        mode = np.fromiter(map(MODE_NAMES.__getitem__, map(str, nodes_modes)), dtype=np.int8, count=n)
     except KeyError as e:
         raise InvalidArgument(f"{what}: unknown node mode {e.args[0]!r}") from None
     if nodes_missing_value_tracks_true is not None and len(nodes_missing_value_tracks_true):
@@ -267,23 +264,42 @@ def compile_legacy(
         missing = np.asarray(nodes_missing_value_tracks_true, dtype=bool)
     else:
         missing = np.zeros(n, dtype=bool)
-    M = int(max(nid.max(), np.max(nodes_truenodeids), np.max(nodes_falsenodeids))) + 1
+    tn_ids = np.asarray(nodes_truenodeids, dtype=np.int64)
+    fn_ids = np.asarray(nodes_falsenodeids, dtype=np.int64)
+    if nid.min() < 0:
+        raise InvalidArgument(f"{what}: node ids must not be negative")
+    M = int(max(nid.max(), tn_ids.max(), fn_ids.max())) + 1
     tmin = int(tid.min())
     key = (tid - tmin) * M + nid
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
-    if np.any(skey[1:] == skey[:-1]):
-        raise InvalidArgument(f"{what}: a (tree id, node id) pair appears twice")
+    span = int(key.max()) + 1
+    if span <= 8 * n + 1024:
+        # dense (tree, node) -> position table: no sorting
+        table = np.full(span, -1, dtype=np.int64)
+        table[key] = np.arange(n)
+        if np.count_nonzero(table >= 0) != n:
+            raise InvalidArgument(f"{what}: a (tree id, node id) pair appears twice")
 
-    def find(t, i, label):
-        k = (np.asarray(t, dtype=np.int64) - tmin) * M + np.asarray(i, dtype=np.int64)
-        p = np.clip(np.searchsorted(skey, k), 0, n - 1)
-        ok = skey[p] == k
-        return order[p], ok
+        def find(t, i, label):
+            k = (np.asarray(t, dtype=np.int64) - tmin) * M + np.asarray(i, dtype=np.int64)
+            inside = (k >= 0) & (k < span)
+            p = np.where(inside, table[np.where(inside, k, 0)], -1)
+            return np.maximum(p, 0), p >= 0
+
+    else:
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
+        if np.any(skey[1:] == skey[:-1]):
+            raise InvalidArgument(f"{what}: a (tree id, node id) pair appears twice")
+
+        def find(t, i, label):
+            k = (np.asarray(t, dtype=np.int64) - tmin) * M + np.asarray(i, dtype=np.int64)
+            p = np.clip(np.searchsorted(skey, k), 0, n - 1)
+            ok = skey[p] == k
+            return order[p], ok
 
     is_leaf = mode == LEAF
-    tnext, tok = find(tid, nodes_truenodeids, "true")
-    fnext, fok = find(tid, nodes_falsenodeids, "false")
+    tnext, tok = find(tid, tn_ids, "true")
+    fnext, fok = find(tid, fn_ids, "false")
     if np.any(~is_leaf & ~(tok & fok)):
         raise InvalidArgument(f"{what}: a branch node points to a node id missing from its tree")
     # roots: the smallest node id of each tree, trees in order of id

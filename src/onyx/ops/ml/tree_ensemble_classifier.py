@@ -96,10 +96,9 @@ def _classify(X, attrs: dict):
         attrs["classlabels_int64s"], attrs["classlabels_strings"], "TreeEnsembleClassifier"
     )
     K = len(labels)
-    forest = cached(
-        "TreeEnsembleClassifier",
-        attrs,
-        lambda: compile_legacy(
+
+    def build():
+        forest = compile_legacy(
             attrs["nodes_treeids"],
             attrs["nodes_nodeids"],
             attrs["nodes_featureids"],
@@ -114,13 +113,16 @@ def _classify(X, attrs: dict):
             weights,
             K,
             "TreeEnsembleClassifier",
-        ),
-    )
+        )
+        ids = np.asarray(attrs["class_ids"] if attrs["class_ids"] is not None else [], dtype=np.int64)
+        w = np.asarray(weights if weights is not None else [], dtype=np.float64)
+        forest.binary_case = K == 2 and len(np.unique(ids)) == 1
+        forest.all_positive = bool(np.all(w >= 0))
+        return forest
+
+    forest = cached("TreeEnsembleClassifier", attrs, build)
     scores, has = forest.aggregate(prepare_x(X), "SUM", _acc_dtype(X, attrs))
-    class_ids = set(int(c) for c in (attrs["class_ids"] or []))
-    w = np.asarray(weights if weights is not None else [], dtype=np.float64)
-    binary_case = K == 2 and len(class_ids) == 1
-    all_positive = bool(np.all(w >= 0))
+    binary_case, all_positive = forest.binary_case, forest.all_positive
     return classify(scores, has, labels, is_str, base, attrs["post_transform"], binary_case, all_positive)
 
 
