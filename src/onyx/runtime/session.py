@@ -123,9 +123,14 @@ class InferenceSession:
         cc = CompileContext(model.opsets, model.function_map(), kctx)
         init_names = set(g.initializers)
         self._feed_values: list[Value] = [v for v in g.inputs if v.name not in init_names]
-        self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names]
+        # IR < 4 (as onnxruntime reads it): an initializer listed among the inputs is a constant, not an
+        # input the caller may override
+        overridable = (model.ir_version or 0) >= 4
+        self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names and overridable]
         self._plan = Plan(g, cc)
-        self._input_index = {v.name: i for i, v in enumerate(g.inputs)}
+        self._input_index = {
+            v.name: i for i, v in enumerate(g.inputs) if overridable or v.name not in init_names
+        }
         self._output_index = {v.name: i for i, v in enumerate(g.outputs)}
         self._inputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in self._feed_values]
         self._outputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in g.outputs]
