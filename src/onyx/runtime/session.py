@@ -203,13 +203,16 @@ class InferenceSession:
                     )
                 out_idx.append(i)
         inputs = list(self._defaults)
+        fed_roots: set[int] = set()
         for name, value in input_feed.items():
             i = self._input_index.get(name)
             if i is None:
                 raise InvalidArgument(
                     f"invalid input name {name!r}: the model's inputs are {[a.name for a in self._inputs]}"
                 )
-            inputs[i] = _convert_feed(self._model.graph.inputs[i], value)
+            inputs[i] = x = _convert_feed(self._model.graph.inputs[i], value)
+            if isinstance(x, np.ndarray):
+                fed_roots.add(id(_owner(x)))
         missing = [n for n in self._required if n not in input_feed]
         if missing:
             raise InvalidArgument(
@@ -229,7 +232,7 @@ class InferenceSession:
                     self._profile.append(record)
         else:
             outs = self._plan.run(inputs, None, None)
-        return [_output(outs[i]) for i in out_idx]
+        return [_output(outs[i], fed_roots) for i in out_idx]
 
     def run_with_ort_values(self, output_names, input_feed, run_options=None):
         return self.run(output_names, input_feed, run_options)
@@ -441,13 +444,23 @@ def _fmt_shape(dims: list) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
-def _output(x: Any) -> Any:
+def _owner(a: np.ndarray) -> Any:
+    """The object that owns an array's memory (numpy keeps ``base`` pointing at it)."""
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a
+
+
+def _output(x: Any, fed_roots: set[int]) -> Any:
+    """An output the caller owns, as onnxruntime gives: writable, and never a view of a feed or weight."""
     if isinstance(x, np.ndarray):
-        if not x.flags.writeable:
+        if not x.flags.writeable or (fed_roots and id(_owner(x)) in fed_roots):
             return x.copy()
         return x
     if isinstance(x, np.generic):
         return np.asarray(x)
+    if isinstance(x, list):
+        return [_output(a, fed_roots) for a in x]
     return x
 
 
