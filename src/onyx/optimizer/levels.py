@@ -8,8 +8,43 @@ from onyx.ir.model import Model
 
 Pass = Callable[[Model], bool]
 
-# level -> passes. Empty until the optimizer issue lands: optimize() is then the identity.
-LEVELS: dict[int, list[Pass]] = {0: [], 1: [], 2: [], 3: [], 99: []}
+
+def _basic() -> list[Pass]:
+    from onyx.optimizer.cast_elimination import eliminate_cast
+    from onyx.optimizer.constant_folding import fold_constants
+    from onyx.optimizer.conv_bn_fusion import fuse_conv_bn
+    from onyx.optimizer.conv_mul_add_fusion import fuse_conv_mul_add
+    from onyx.optimizer.cse import eliminate_common_subexpressions
+    from onyx.optimizer.dead_code import eliminate_dead_code
+    from onyx.optimizer.dropout_elimination import eliminate_dropout
+    from onyx.optimizer.expand_elimination import eliminate_expand
+    from onyx.optimizer.identity_elimination import eliminate_identity
+    from onyx.optimizer.matmul_add_gemm import fuse_matmul_add
+    from onyx.optimizer.reshape_chain import fold_reshape_chains
+    from onyx.optimizer.shape_folding import fold_shapes
+    from onyx.optimizer.slice_elimination import eliminate_slice
+    from onyx.optimizer.squeeze_unsqueeze import fold_squeeze_unsqueeze
+
+    return [
+        fold_constants,  # Constant nodes and constant subexpressions -> initializers
+        fold_shapes,  # shape subgraphs known to inference -> initializers; types for the passes below
+        eliminate_identity,
+        eliminate_dropout,
+        eliminate_cast,
+        eliminate_expand,
+        eliminate_slice,
+        fold_squeeze_unsqueeze,
+        fold_reshape_chains,
+        eliminate_common_subexpressions,
+        fuse_conv_bn,
+        fuse_conv_mul_add,
+        fuse_matmul_add,
+        eliminate_dead_code,
+    ]
+
+
+# level -> passes (levels are cumulative: level 2 runs level 1's passes, then its own).
+LEVELS: dict[int, list[Pass]] = {0: [], 1: _basic(), 2: [], 3: [], 99: []}
 
 
 def passes_for(level: int) -> list[Pass]:

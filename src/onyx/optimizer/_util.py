@@ -1,0 +1,471 @@
+"""Helpers shared by the optimizer passes: graph enumeration, constants, safe rewiring, kernels.
+
+A pass builds one :class:`Scope` per run. The scope knows every graph of the model (the main graph,
+subgraphs at any depth, function bodies), which values are graph inputs (never constants: a feed or a
+loop-carried value may replace them), which values graph output lists name (a subgraph may output an
+outer value without any node "using" it), and how to rewire a value without changing the name of a
+graph output.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from onyx.errors import OnyxError
+from onyx.ir.dtypes import from_numpy
+from onyx.ir.model import Attr, AttrType, Function, Graph, Model, Node, Value
+from onyx.ir.tensor import SparseTensor, Tensor
+from onyx.ir.types import Shape, TensorType
+from onyx.ops import registry
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+RANDOM_OPS = frozenset(
+    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+)
+
+
+def is_op(node: Node, *op_types: str) -> bool:
+    """Whether ``node`` is one of ``op_types`` of the default ONNX domain."""
+    return node.op_type in op_types and (node.domain or "") in DEFAULT_DOMAINS
+
+
+def has_subgraphs(node: Node) -> bool:
+    return any(a.type in (AttrType.GRAPH, AttrType.GRAPHS) for a in node.attributes.values())
+
+
+def has_attr_refs(node: Node) -> bool:
+    return any(a.ref_attr_name for a in node.attributes.values())
+
+
+class GraphEntry:
+    """One graph of the model with the opsets in force there."""
+
+    __slots__ = ("graph", "opsets", "kind", "function")
+
+    def __init__(self, graph: Graph, opsets: dict[str, int], kind: str, function: Function | None = None):
+        self.graph = graph
+        self.opsets = opsets
+        self.kind = kind  # "main", "sub" (a node's GRAPH attribute) or "function" (a function body)
+        self.function = function
+
+    def opset(self, domain: str = "") -> int:
+        d = registry.normalize_domain(domain)
+        v = self.opsets.get(d)
+        if v is None:
+            return 1 if d else self.opsets.get("", 1)
+        return v
+
+
+def _walk(g: Graph, opsets: dict[str, int], kind: str, fn: Function | None, out: list[GraphEntry]) -> None:
+    out.append(GraphEntry(g, opsets, kind, fn))
+    for n in g.nodes:
+        for sub in n.subgraphs():
+            _walk(sub, opsets, "sub", fn, out)
+
+
+class Scope:
+    """What a pass needs to know about a model while it rewrites it."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.entries: list[GraphEntry] = []
+        opsets = model.opsets
+        _walk(model.graph, opsets, "main", None, self.entries)
+        self.functions = model.function_map()
+        for f in model.functions:
+            _walk(f.graph, {**opsets, **f.opsets()}, "function", f, self.entries)
+        self.input_ids: set[int] = set()
+        # id(value) -> the output lists (graph.outputs / function.outputs) that name it
+        self.output_lists: dict[int, list[list[Value]]] = {}
+        self.list_owner: dict[int, Graph] = {}  # id(output list) -> the graph it belongs to
+        for e in self.entries:
+            g = e.graph
+            for v in g.inputs:
+                self.input_ids.add(id(v))
+            outs = g.outputs
+            if e.kind == "function" and e.function is not None and e.function.graph is g:
+                for v in e.function.inputs:
+                    self.input_ids.add(id(v))
+                outs = e.function.outputs
+            self.list_owner[id(outs)] = g
+            for v in outs:
+                lists = self.output_lists.setdefault(id(v), [])
+                if not any(lst is outs for lst in lists):
+                    lists.append(outs)
+        self.function_bodies = {id(f.graph) for f in model.functions}
+        self._names: set[str] | None = None
+        self._counter = 0
+
+    # -- enumeration -----------------------------------------------------------------------------
+    def graphs(self) -> list[GraphEntry]:
+        return list(self.entries)
+
+    def main(self) -> GraphEntry:
+        return self.entries[0]
+
+    def is_function_call(self, node: Node) -> bool:
+        key = (node.domain or "", node.op_type, node.overload or "")
+        if key in self.functions:
+            return True
+        d = registry.normalize_domain(node.domain)
+        return d != (node.domain or "") and (d, node.op_type, node.overload or "") in self.functions
+
+    # -- values ----------------------------------------------------------------------------------
+    def is_graph_output(self, v: Value) -> bool:
+        return id(v) in self.output_lists
+
+    def is_used(self, v: Value) -> bool:
+        """Read by a node (at any depth) or named by a graph output list."""
+        return bool(v.uses) or id(v) in self.output_lists
+
+    def single_use(self, v: Value, node: Node) -> bool:
+        """``v`` is read by ``node`` only (once) and is no graph output."""
+        return len(v.uses) == 1 and v.uses[0][0] is node and id(v) not in self.output_lists
+
+    def is_input(self, v: Value) -> bool:
+        return id(v) in self.input_ids
+
+    def const_value(self, v: Value | None) -> np.ndarray | None:
+        """The value of ``v`` when it is a constant: an initializer that no feed can override."""
+        if v is None or id(v) in self.input_ids:
+            return None
+        p = v.producer
+        if p is not None:
+            if p.op_type == "Constant" and (p.domain or "") in DEFAULT_DOMAINS and len(p.attributes) == 1:
+                a = p.attributes.get("value")
+                if a is not None and not a.ref_attr_name and isinstance(a.value, Tensor):
+                    try:
+                        return a.value.numpy()
+                    except (OnyxError, ValueError, TypeError):
+                        return None
+            return None
+        c = v.const
+        if isinstance(c, Tensor | SparseTensor):
+            try:
+                return c.numpy()
+            except (OnyxError, ValueError, TypeError):
+                return None
+        return None
+
+    def is_const(self, v: Value | None) -> bool:
+        return v is not None and v.producer is None and v.const is not None and id(v) not in self.input_ids
+
+    # -- names -----------------------------------------------------------------------------------
+    def fresh_name(self, hint: str) -> str:
+        if self._names is None:
+            names: set[str] = set()
+            for e in self.entries:
+                g = e.graph
+                names.update(v.name for v in g.inputs)
+                names.update(g.initializers)
+                names.update(v.name for v in g.outputs)
+                for n in g.nodes:
+                    names.update(v.name for v in n.outputs)
+                    names.update(v.name for v in n.inputs if v is not None)
+            for f in self.model.functions:
+                names.update(v.name for v in f.inputs)
+                names.update(v.name for v in f.outputs)
+            self._names = names
+        base = hint or "onyx_opt"
+        while True:
+            self._counter += 1
+            name = f"{base}__opt{self._counter}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+    def is_function_body(self, graph: Graph) -> bool:
+        """Function bodies (FunctionProto) have no initializers: constants there are Constant nodes."""
+        return id(graph) in self.function_bodies
+
+    def new_initializer(self, graph: Graph, array: np.ndarray, hint: str) -> Value:
+        """A new constant of ``graph`` holding ``array`` (made read-only), with a fresh name."""
+        name = self.fresh_name(hint)
+        if self.is_function_body(graph):
+            v = Value(name)
+            node = constant_node(v, array)
+            v.type = TensorType(node.attributes["value"].value.data_type, Shape(np.shape(array)))
+            graph.insert_node(0, node)
+            return v
+        return make_initializer(graph, name, array)
+
+    # -- rewiring --------------------------------------------------------------------------------
+    def replace_value(self, old: Value, new: Value) -> bool:
+        """Make every reader of ``old`` read ``new`` instead, graph output lists included.
+
+        A graph output keeps its name: when ``old`` is listed as an output, ``new`` takes ``old``'s
+        name (and declared type), which is possible only when ``new`` is a node output of the same
+        graph that is not itself an output or input. Returns False (changing nothing) otherwise.
+        """
+        if not self.can_replace(old, new):
+            return False
+        lists = self.output_lists.get(id(old))
+        old.replace_all_uses_with(new)
+        if lists:
+            g = new.producer.graph  # type: ignore[union-attr]
+            for lst in lists:
+                for i, v in enumerate(lst):
+                    if v is old:
+                        lst[i] = new
+            del self.output_lists[id(old)]
+            self.output_lists[id(new)] = lists
+            old_name = old.name
+            old.name = self.fresh_name(old_name)
+            g.value_info[:] = [v for v in g.value_info if v is not old and v is not new]
+            new.name = old_name
+            if old.type is not None:
+                new.type = old.type
+        return True
+
+    def can_replace(self, old: Value, new: Value) -> bool:
+        """Whether :meth:`replace_value` would succeed."""
+        if old is new:
+            return False
+        lists = self.output_lists.get(id(old))
+        if lists:
+            p = new.producer
+            if p is None or p.graph is None or id(new) in self.output_lists or id(new) in self.input_ids:
+                return False
+            if any(self.list_owner.get(id(lst)) is not p.graph for lst in lists):
+                return False
+        return True
+
+    def bypass(self, node: Node, out: Value, inp: Value) -> bool:
+        """Replace ``out`` (an output of ``node``) by ``inp`` and delete ``node`` when it is dead."""
+        if not self.replace_value(out, inp):
+            return False
+        if node.graph is not None and not any(self.is_used(v) for v in node.outputs):
+            remove_nodes(node.graph, [node])
+        return True
+
+    def remove(self, node: Node) -> None:
+        if node.graph is not None:
+            remove_nodes(node.graph, [node])
+
+
+def make_initializer(graph: Graph, name: str, array: Any) -> Value:
+    arr = np.asarray(array)
+    if arr.flags.writeable and arr.dtype != object:
+        arr = arr.view()
+        arr.flags.writeable = False
+    t = Tensor.from_numpy(arr, name)
+    v = Value(name, TensorType(t.data_type, Shape(t.dims)), const=t)
+    graph.add_initializer(v)
+    return v
+
+
+def detach_deep(node: Node) -> None:
+    """Remove the uses of ``node`` and of every node of its subgraphs (outer values included)."""
+    node.detach()
+    for g in node.subgraphs():
+        for n in g.nodes:
+            detach_deep(n)
+
+
+def remove_nodes(graph: Graph, nodes: list[Node]) -> None:
+    """Remove ``nodes`` (whose outputs must be unused) from ``graph`` in one pass over its node list."""
+    if not nodes:
+        return
+    ids = {id(n) for n in nodes}
+    for n in nodes:
+        detach_deep(n)
+        n.graph = None
+    graph.nodes[:] = [n for n in graph.nodes if id(n) not in ids]
+    if graph.value_info:
+        gone = {id(v) for n in nodes for v in n.outputs}
+        graph.value_info[:] = [v for v in graph.value_info if id(v) not in gone]
+
+
+def prune_value_info(sc: Scope) -> bool:
+    """Drop value_info entries of values that no graph defines any more (removed or folded nodes)."""
+    changed = False
+    for e in sc.entries:
+        g = e.graph
+        if not g.value_info:
+            continue
+        keep = [
+            v
+            for v in g.value_info
+            if (v.producer is not None and v.producer.graph is not None)
+            or (v.producer is None and v.const is not None)
+            or id(v) in sc.input_ids
+        ]
+        if len(keep) != len(g.value_info):
+            g.value_info[:] = keep
+            changed = True
+    return changed
+
+
+def _readonly(array: Any) -> np.ndarray:
+    arr = np.asarray(array)
+    if arr.flags.writeable and arr.dtype != object:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
+
+
+def value_to_constant(graph: Graph, v: Value, array: np.ndarray, keep_type: bool) -> None:
+    """Turn node output ``v`` into an initializer of ``graph`` holding ``array`` (same Value object)."""
+    v.producer = None
+    v.index = 0
+    v.const = Tensor.from_numpy(_readonly(array), v.name)
+    if not keep_type or v.type is None:
+        v.type = TensorType(v.const.data_type, Shape(v.const.dims))
+    graph.add_initializer(v)
+
+
+def constant_node(v: Value, array: np.ndarray) -> Node:
+    """A Constant node producing ``v`` (for graph outputs: a graph output that names an initializer
+    is valid ONNX, but not every reader accepts it, and its declared type would be lost)."""
+    node = Node(
+        "Constant", [], [], {"value": Attr("value", AttrType.TENSOR, Tensor.from_numpy(_readonly(array)))}
+    )
+    node.name = f"{v.name}__folded"
+    node.append_output(v)
+    return node
+
+
+def fold_node(sc: Scope, graph: Graph, node: Node, arrays: dict[int, np.ndarray]) -> list[Node]:
+    """Replace ``node`` by constants: ``arrays`` maps output index -> value for every used output.
+
+    Outputs named by a graph output list become Constant nodes (returned, to be put where ``node``
+    was); the others become initializers. The caller removes ``node`` from the graph's node list.
+    """
+    for v in node.outputs:
+        v.producer = None
+    node.detach()
+    new_nodes = []
+    for i, arr in arrays.items():
+        v = node.outputs[i]
+        if sc.is_graph_output(v) or sc.is_function_body(graph):
+            new_nodes.append(constant_node(v, arr))
+        else:
+            value_to_constant(graph, v, arr, keep_type=False)
+    return new_nodes
+
+
+def replace_nodes(graph: Graph, replacements: dict[int, list[Node]]) -> None:
+    """Put each node id's replacement list where that node was (an empty list removes it)."""
+    if not replacements:
+        return
+    out: list[Node] = []
+    for n in graph.nodes:
+        rep = replacements.get(id(n))
+        if rep is None:
+            out.append(n)
+            continue
+        n.graph = None
+        for r in rep:
+            r.graph = graph
+            out.append(r)
+    graph.nodes[:] = out
+
+
+def attribute_kwargs(node: Node, kernel: registry.Kernel) -> dict[str, Any] | None:
+    """The keyword arguments a kernel gets for ``node``; None when they cannot be built here."""
+    from onyx.runtime.plan import attribute_value
+
+    kwargs: dict[str, Any] = {}
+    for name, a in node.attributes.items():
+        if a.ref_attr_name or a.type in (AttrType.GRAPH, AttrType.GRAPHS):
+            return None
+        if name not in kernel.attributes and not kernel.accepts_any_attribute:
+            return None
+        try:
+            kwargs[name] = attribute_value(a)
+        except (OnyxError, ValueError, TypeError):
+            return None
+    for name, default in kernel.attributes.items():
+        if registry.is_required(default) and name not in kwargs:
+            return None
+    return kwargs
+
+
+def run_kernel(node: Node, args: list[Any], opset: int) -> list[Any] | None:
+    """Run ``node``'s kernel on ``args``; None when there is no kernel or it fails."""
+    try:
+        kernel = registry.lookup(node.op_type, registry.normalize_domain(node.domain), opset)
+    except OnyxError:
+        return None
+    kwargs = attribute_kwargs(node, kernel)
+    if kwargs is None:
+        return None
+    if kernel.wants_num_outputs:
+        kwargs["_num_outputs"] = len(node.outputs)
+    if kernel.wants_ctx:
+        kwargs["_ctx"] = registry.KernelContext()
+    args = list(args)
+    if len(args) > len(kernel.inputs) and not kernel.variadic:
+        return None
+    while args and args[-1] is None and len(args) > kernel.min_inputs:
+        args.pop()
+    if len(args) < kernel.min_inputs:
+        return None
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            res = kernel.fn(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - folding is best effort: the run reports the error
+        return None
+    if len(node.outputs) == 1 and not isinstance(res, tuple):
+        res = (res,)
+    if not isinstance(res, tuple | list):
+        res = (res,)
+    return list(res)
+
+
+def value_elem(v: Value | None) -> int | None:
+    """The element type of a tensor value when known (declared, inferred or constant)."""
+    if v is None:
+        return None
+    if v.const is not None and v.producer is None:
+        try:
+            return int(v.const.data_type) or None
+        except (AttributeError, TypeError):
+            return None
+    t = v.type
+    if isinstance(t, TensorType) and t.elem_type:
+        return int(t.elem_type)
+    return None
+
+
+def value_dims(v: Value | None) -> list[int | str | None] | None:
+    """The dims of a tensor value when its rank is known (ints, symbol names or None)."""
+    if v is None:
+        return None
+    if v.const is not None and v.producer is None:
+        return list(v.const.dims)
+    t = v.type
+    if isinstance(t, TensorType) and t.shape is not None:
+        return list(t.shape.dims)
+    return None
+
+
+def value_rank(v: Value | None) -> int | None:
+    d = value_dims(v)
+    return None if d is None else len(d)
+
+
+def ints_of(arr: np.ndarray | None) -> list[int] | None:
+    if arr is None:
+        return None
+    a = np.asarray(arr)
+    if a.dtype.kind not in "iu":
+        return None
+    return [int(x) for x in a.reshape(-1).tolist()]
+
+
+def elem_of_array(arr: np.ndarray) -> int | None:
+    try:
+        return int(from_numpy(arr.dtype))
+    except OnyxError:
+        return None
+
+
+def iter_nodes(entry: GraphEntry) -> Iterator[Node]:
+    """The nodes of one graph, tolerant of removals during iteration (a snapshot)."""
+    yield from list(entry.graph.nodes)

@@ -1,0 +1,37 @@
+"""Expand elimination: ``Expand(x, shape)`` whose broadcast leaves x's shape unchanged is x.
+
+The shape must be a constant and x's dims known where the shape is not 1: each trailing dim of the
+shape is 1 or equal to x's (static) dim, and the shape is no longer than x's rank.
+"""
+
+from __future__ import annotations
+
+from onyx.ir.model import Model
+from onyx.optimizer._util import Scope, ints_of, is_op, value_dims
+
+
+def _noop(dims: list, shape: list[int]) -> bool:
+    if len(shape) > len(dims):
+        return False
+    for d, s in zip(reversed(dims), reversed(shape)):
+        if s == 1:
+            continue
+        if not isinstance(d, int) or d != s:
+            return False
+    return True
+
+
+def eliminate_expand(model: Model) -> bool:
+    sc = Scope(model)
+    changed = False
+    for entry in sc.graphs():
+        for node in list(entry.graph.nodes):
+            if not is_op(node, "Expand") or len(node.inputs) != 2 or len(node.outputs) != 1:
+                continue
+            x, s = node.inputs
+            shape = ints_of(sc.const_value(s))
+            dims = value_dims(x)
+            if x is None or shape is None or dims is None or not _noop(dims, shape):
+                continue
+            changed |= sc.bypass(node, node.outputs[0], x)
+    return changed
