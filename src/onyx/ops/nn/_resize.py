@@ -164,6 +164,7 @@ def resample(
     masks = []
     if 0 in out_shape or 0 in x.shape:
         return np.zeros(out_shape, dtype=dtype)
+    tables = []
     for d in axes:
         idx, w, outside = axis_taps(
             x.shape[d],
@@ -181,6 +182,19 @@ def resample(
         )
         if outside is not None:
             masks.append((d, outside))
+        tables.append((d, idx, w))
+    if mode == "nearest" and len(tables) > 1:
+        # one gather over the flattened trailing axes (from the first resized one) with combined indices
+        first = tables[0][0]
+        per_axis = {d: idx[:, 0] for d, idx, _ in tables}
+        flat = np.zeros((), dtype=np.int64)
+        for a in range(first, nd):
+            ia = per_axis.get(a, np.arange(x.shape[a]))
+            flat = (flat[..., None] * x.shape[a] + ia).reshape(flat.shape + ia.shape)
+        lead = y.shape[:first]
+        y = np.take(y.reshape(lead + (-1,)), flat.ravel(), axis=first).reshape(lead + flat.shape)
+        tables = []
+    for d, idx, w in tables:
         if w is None:
             y = np.take(y, idx[:, 0], axis=d)
             continue
