@@ -412,6 +412,8 @@ def _convert_feed(v: Value, value: Any) -> Any:
                     f"input {v.name!r}: expected {t.ort_name()}, got tensor({got}) "
                     f"(unexpected input data type)"
                 )
+        if arr.dtype == object:
+            arr = _str_elements(arr)
         shape = t.shape
         if shape is not None:
             if arr.ndim != len(shape.dims):
@@ -429,6 +431,24 @@ def _convert_feed(v: Value, value: Any) -> Any:
     if not isinstance(arr, np.ndarray):
         arr = np.asarray(arr)
     return arr
+
+
+def _str_elements(arr: np.ndarray) -> np.ndarray:
+    """A string tensor holds Python str: bytes are decoded as UTF-8, anything else becomes str(x) (as
+    onnxruntime converts object arrays)."""
+    if all(type(x) is str for x in arr.flat):
+        return arr
+    out = [
+        x
+        if type(x) is str
+        else bytes(x).decode("utf-8", "surrogateescape")
+        if isinstance(x, bytes | bytearray)
+        else str(x)
+        for x in arr.flat
+    ]
+    res = np.empty(arr.shape, dtype=object)
+    res.ravel()[:] = out if res.size else []
+    return res
 
 
 def _dtype_name(dt: np.dtype) -> str:
