@@ -155,3 +155,28 @@ def test_unconvertible_feeds_raise_invalid_argument_naming_the_input():
         s.run(None, {"x": ["a"]})
     with pytest.raises(onyx.InvalidArgument, match="'x'.*None"):
         s.run(None, {"x": None})
+
+
+def test_string_inputs_become_python_str():
+    model = make_model(
+        [helper.make_node("Concat", ["x", "x"], ["y"], axis=0)],
+        [tensor("x", TensorProto.STRING, None)],
+        [tensor("y", TensorProto.STRING, None)],
+    )
+    s = onyx_session(model)
+    cases = [
+        (np.array([b"ab", b"c"]), ["ab", "c"]),  # numpy bytes ('S'): UTF-8
+        (np.array([b"ab", "c"], dtype=object), ["ab", "c"]),
+        (np.array(["\xe9".encode()], dtype=object), ["\xe9"]),
+        (np.array([1, "a"], dtype=object), ["1", "a"]),  # other objects: str(x), as onnxruntime
+        (["a", b"b"], ["a", "b"]),
+    ]
+    for x, want in cases:
+        got = s.run(None, {"x": x})[0]
+        assert got.dtype == object and got.tolist() == want + want
+        assert all(type(v) is str for v in got)
+    # onnxruntime agrees where it does not read raw bytes
+    x = np.array([1, "a"], dtype=object)
+    assert_same(s.run(None, {"x": x})[0], ort_session(model).run(None, {"x": x})[0])
+    empty = np.zeros((0, 2), dtype=object)
+    assert s.run(None, {"x": empty})[0].shape == (0, 2)
