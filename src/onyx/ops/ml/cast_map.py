@@ -20,8 +20,8 @@ def _convert(values: list, cast_to: str) -> np.ndarray:
 
 
 def _fmt(v) -> str:
-    f = float(v)
-    return str(int(f)) if f.is_integer() else repr(f)
+    # onnxruntime writes floats as C's "%f" (six decimals)
+    return f"{float(v):f}"
 
 
 @op("CastMap", domain="ai.onnx.ml", since=1)
@@ -37,7 +37,7 @@ def cast_map_1(X, *, cast_to="TO_FLOAT", map_form="DENSE", max_map=1):
     if max_map <= 0:
         raise InvalidArgument(f"CastMap: max_map must be positive for SPARSE, got {max_map}")
     if cast_to == "TO_STRING":
-        out = str_array(["0"] * max_map)
+        out = str_array(["0.f"] * max_map)  # onnxruntime's filler for absent keys
     elif cast_to == "TO_INT64":
         out = np.zeros(max_map, dtype=np.int64)
     else:
