@@ -46,7 +46,9 @@ def _open_buffer(f: Any) -> tuple[Any, str | None, Any]:
         if not isinstance(data, bytes | bytearray):
             raise InvalidArgument("file object must be opened in binary mode")
         name = getattr(f, "name", None)
-        base = os.path.dirname(os.path.abspath(name)) if isinstance(name, str) and os.path.exists(name) else None
+        base = (
+            os.path.dirname(os.path.abspath(name)) if isinstance(name, str) and os.path.exists(name) else None
+        )
         return memoryview(data), base, data
     raise InvalidArgument(f"cannot load a model from {type(f).__name__}; give a path, bytes or a binary file")
 
@@ -116,7 +118,8 @@ def serialize(model: Model) -> bytes:
     w = _encode.encode_model(model)
     if w.size > PROTOBUF_LIMIT:
         raise InvalidArgument(
-            f"the model is {w.size} bytes, past protobuf's 2 GB limit: save it with save_as_external_data=True"
+            f"the model is {w.size} bytes, past protobuf's 2 GB limit: "
+            "save it with save_as_external_data=True"
         )
     return w.getvalue()
 
@@ -153,14 +156,20 @@ def save(
     if save_as_external_data:
         location = location or os.path.basename(path) + ".data"
         if os.path.isabs(location) or ".." in location.replace("\\", "/").split("/") or "/" in location:
-            raise InvalidArgument(f"external data location {location!r} must be a plain file name beside the model")
+            raise InvalidArgument(
+                f"external data location {location!r} must be a plain file name beside the model"
+            )
         writer = ExternalWriter(
-            os.path.join(folder, location), location, size_threshold, _eligible_tensors(model, convert_attribute)
+            os.path.join(folder, location),
+            location,
+            size_threshold,
+            _eligible_tensors(model, convert_attribute),
         )
     w = _encode.encode_model(model, writer)
     if w.size > PROTOBUF_LIMIT:
         raise InvalidArgument(
-            f"the model is {w.size} bytes, past protobuf's 2 GB limit: save it with save_as_external_data=True"
+            f"the model is {w.size} bytes, past protobuf's 2 GB limit: "
+            "save it with save_as_external_data=True"
         )
     done: list[tuple[str, str]] = []
     try:
