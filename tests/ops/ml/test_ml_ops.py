@@ -598,3 +598,28 @@ def test_tree_ensemble_v5_double():
         leaf_weights=_t("w", np.array([1.0, 2.0])),
     )
     same(v5_model(D, **attrs), [np.array([[0.0, 0.3], [0.0, 0.25], [9.0, -1.0]])])
+
+
+def test_tree_ensemble_v5_float16_matches_float32():
+    def attrs(dt):
+        return dict(
+            n_targets=1,
+            tree_roots=[0],
+            nodes_modes=_t("m", np.array([0, 6], np.uint8)),
+            nodes_featureids=[0, 1],
+            nodes_splits=_t("s", np.array([0.5, 0.0], dt)),
+            nodes_truenodeids=[1, 0],
+            nodes_trueleafs=[0, 1],
+            nodes_falsenodeids=[1, 1],
+            nodes_falseleafs=[1, 1],
+            leaf_targetids=[0, 0],
+            leaf_weights=_t("w", np.array([1.5, -2.0], dt)),
+            membership_values=_t("mv", np.array([2.0, np.nan], dt)),
+        )
+
+    X = np.array([[0.0, 2.0], [0.0, 3.0], [1.0, 2.0]], np.float32)
+    got16 = run_model(v5_model(TensorProto.FLOAT16, **attrs(np.float16)), [X.astype(np.float16)])[0]
+    got32 = run_model(v5_model(F, **attrs(np.float32)), [X])[0]
+    assert got16.dtype == np.float16 and got16.shape == (3, 1)
+    np.testing.assert_array_equal(got16.astype(np.float32), got32)
+    assert got32.ravel().tolist() == [1.5, -2.0, -2.0]

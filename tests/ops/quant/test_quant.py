@@ -229,3 +229,59 @@ def test_dequantize_bad_axis():
     m, feeds = model_of("DequantizeLinear", [np.ones((2, 3), np.uint8), np.ones(3, np.float32)], axis=0)
     with pytest.raises(InvalidArgument):
         run_model(m, feeds)
+
+
+def test_qlinear_matmul_float8_v21():
+    f8 = ml_dtypes.float8_e4m3fn
+    a = (RNG.standard_normal((3, 4)) * 2).astype(f8)
+    b = (RNG.standard_normal((4, 2)) * 2).astype(f8)
+    ins = [
+        a,
+        np.array(0.5, np.float32),
+        np.array(0, f8),
+        b,
+        np.array(0.25, np.float32),
+        np.array(0, f8),
+        np.array(0.1, np.float32),
+        np.array(0, f8),
+    ]
+    m, feeds = model_of("QLinearMatMul", ins, opset=21)
+    got = run_model(m, feeds)[0]
+    assert got.dtype == f8
+    exp = (a.astype(np.float32) @ b.astype(np.float32)) * (0.5 * 0.25 / 0.1)
+    exp = np.clip(exp, -448, 448).astype(f8)
+    np.testing.assert_array_equal(got.astype(np.float32), exp.astype(np.float32))
+
+
+def test_quantize_precision_attribute_and_mixed_types():
+    # opset 23: x float32 with a float16 scale; the division runs in float16 unless precision says float32
+    x = np.array([1.0, 100.3, -7.77, 3.3333], np.float32)
+    scale = np.array(0.3, np.float16)
+    m, feeds = model_of("QuantizeLinear", [x, scale, np.array(0, np.int16)], opset=23)
+    got = run_model(m, feeds)[0]
+    exp = np.rint((x.astype(np.float16) / scale).astype(np.float32)).astype(np.int16)
+    np.testing.assert_array_equal(got, exp)
+    m, feeds = model_of(
+        "QuantizeLinear", [x, scale, np.array(0, np.int16)], opset=23, precision=TensorProto.FLOAT
+    )
+    got = run_model(m, feeds)[0]
+    np.testing.assert_array_equal(got, np.rint(x / np.float32(scale)).astype(np.int16))
+
+
+def test_dequantize_float8e8m0_scale_and_output_dtype():
+    x = np.array([[1, -2], [3, 4]], np.int8)
+    scale = np.array([0.5, 4.0]).astype(ml_dtypes.float8_e8m0fnu)
+    m, feeds = model_of("DequantizeLinear", [x, scale], opset=24, axis=1, output_dtype=TensorProto.FLOAT16)
+    got = run_model(m, feeds)[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.array([[0.5, -8], [1.5, 16]], np.float16))
+
+
+@pytest.mark.parametrize("qt", [ml_dtypes.int2, ml_dtypes.uint2, ml_dtypes.float4_e2m1fn])
+def test_small_types_round_trip(qt):
+    x = np.array([-3.0, -1.0, 0.0, 0.4, 1.0, 2.0, 7.0], np.float32)
+    m, feeds = model_of("QuantizeLinear", [x, np.array(1.0, np.float32), np.array(0, qt)], opset=25)
+    q = run_model(m, feeds)[0]
+    exp = ort_run(m, feeds)[0]
+    assert q.dtype == np.dtype(qt)
+    np.testing.assert_array_equal(q.astype(np.float32), exp.astype(np.float32))

@@ -228,3 +228,14 @@ def test_bad_shapes_raise():
     model, feeds = build("RNN", 14, ins, 2, dict(hidden_size=4, direction="sideways"))
     with pytest.raises(InvalidArgument):
         run_model(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_zero_length_sequence(op):
+    rng = np.random.default_rng(9)
+    ins = make_inputs(op, rng, 3, 2, 2, 3, 2, bias=True, lens=False, init=True, peep=False)
+    ins[4] = np.array([3, 0], np.int32)
+    model, feeds = build(
+        op, 14, ins, 3 if op == "LSTM" else 2, dict(hidden_size=3, direction="bidirectional")
+    )
+    compare(model, feeds)

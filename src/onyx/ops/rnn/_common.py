@@ -221,6 +221,10 @@ class Prepared:
 
     def finish(self, Y: np.ndarray, finals: list[np.ndarray], num_outputs: int):
         """Pack (Y, Y_h[, Y_c]) in the right layout and dtype; Y: (T, D, B, H)."""
+        if self.lens is not None and np.any(self.lens == 0):
+            # as onnxruntime: an empty sequence reports zero final states, not its initial ones
+            empty = (self.lens == 0)[None, :, None]
+            finals = [np.where(empty, 0, f).astype(f.dtype, copy=False) for f in finals]
         outs = [Y, *finals]
         if self.layout == 1:
             outs = [np.ascontiguousarray(np.moveaxis(Y, 2, 0))] + [np.swapaxes(f, 0, 1) for f in finals]
