@@ -116,10 +116,7 @@ class InferenceSession:
         g = model.graph
         threads = int(self._options.intra_op_num_threads or 0)
         kctx = KernelContext(intra_op_num_threads=threads)
-        if threads > 0:
-            from onyx.runtime.threads import set_blas_threads
-
-            set_blas_threads(threads)
+        self._blas_threads = threads  # applied per run: BLAS's thread count is global to the process
         cc = CompileContext(model.opsets, model.function_map(), kctx)
         init_names = set(g.initializers)
         self._feed_values: list[Value] = [v for v in g.inputs if v.name not in init_names]
@@ -222,6 +219,8 @@ class InferenceSession:
             from onyx.errors import Fail
 
             raise Fail("run terminated: RunOptions.terminate is set")
+        if self._blas_threads != _blas_state[0] and (self._blas_threads or _blas_state[0] is not None):
+            _use_blas_threads(self._blas_threads)
         if self._profiling:
             profile: list = []
             t0 = time.perf_counter()
@@ -324,6 +323,25 @@ class InferenceSession:
         self.__init__(  # type: ignore[misc]
             state["model_bytes"], state["options"], state["providers"], state["provider_options"]
         )
+
+
+# The thread count BLAS was last given by a session (None: never touched, BLAS keeps its own default).
+_blas_state: list[int | None] = [None]
+
+
+def _use_blas_threads(n: int) -> None:
+    """Give BLAS ``n`` threads (0: its default) before a run, so that one session's intra_op_num_threads
+    does not stay in force for every other session of the process."""
+    from onyx.runtime.threads import set_blas_threads
+
+    _blas_state[0] = n
+    if n <= 0:
+        env = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        try:
+            n = int(env) if env else len(os.sched_getaffinity(0))
+        except (ValueError, AttributeError):
+            n = os.cpu_count() or 1
+    set_blas_threads(n)
 
 
 def _file_stamp(path: str) -> tuple | None:
