@@ -123,3 +123,26 @@ def test_run_options_terminate():
         s.run(None, {"x": X}, ro)
     ro.terminate = False
     assert s.run(None, {"x": X}, ro)[0].shape == (3, 5)
+
+
+def test_intra_op_num_threads_of_one_session_does_not_leak_into_another():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"]
+
+    if not blas_threads():
+        pytest.skip("numpy is not linked with OpenBLAS")
+    before = blas_threads()
+    if 1 in before:
+        pytest.skip("BLAS already runs one thread")
+    so = onyx.SessionOptions()
+    so.intra_op_num_threads = 1
+    one = onyx.InferenceSession(_model().SerializeToString(), so)
+    default = onyx.InferenceSession(_model().SerializeToString())
+    # (several OpenBLAS copies may be loaded, numpy's and scipy's: onyx sets one of them)
+    for _ in range(2):
+        one.run(None, {"x": X})
+        assert 1 in blas_threads()
+        default.run(None, {"x": X})
+        assert blas_threads() == before
