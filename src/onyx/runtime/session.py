@@ -103,6 +103,10 @@ class InferenceSession:
         from onyx.checker import check
 
         check(model, full=False)
+        by_name = getattr(self._options, "_free_dims_by_name", None)
+        by_denotation = getattr(self._options, "_free_dims_by_denotation", None)
+        if by_name or by_denotation:
+            _override_free_dims(model, dict(by_name or {}), dict(by_denotation or {}))
         level = int(self._options.graph_optimization_level)
         if level > 0:
             from onyx.optimizer import optimize
@@ -323,6 +327,29 @@ class InferenceSession:
         self.__init__(  # type: ignore[misc]
             state["model_bytes"], state["options"], state["providers"], state["provider_options"]
         )
+
+
+def _override_free_dims(model: Model, by_name: dict[str, int], by_denotation: dict[str, int]) -> None:
+    """SessionOptions.add_free_dimension_override_by_name/_by_denotation: fix symbolic dims of the main
+    graph (an input dim with a denotation fixes its symbol wherever the symbol appears)."""
+    g = model.graph
+    for v in g.inputs:
+        t = v.type.elem if isinstance(v.type, OptionalType) else v.type
+        if not (isinstance(t, TensorType) and t.shape is not None and t.shape.denotations):
+            continue
+        for i, den in enumerate(t.shape.denotations):
+            if den and den in by_denotation:
+                d = t.shape.dims[i]
+                if isinstance(d, str):
+                    by_name.setdefault(d, by_denotation[den])
+                else:
+                    t.shape.dims[i] = by_denotation[den]
+    if not by_name:
+        return
+    for v in [*g.inputs, *g.outputs, *g.value_info]:
+        t = v.type.elem if isinstance(v.type, OptionalType) else v.type
+        if isinstance(t, TensorType) and t.shape is not None:
+            t.shape.dims = [by_name.get(d, d) if isinstance(d, str) else d for d in t.shape.dims]
 
 
 # The thread count BLAS was last given by a session (None: never touched, BLAS keeps its own default).
