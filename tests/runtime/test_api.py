@@ -357,3 +357,24 @@ def test_ir3_initializers_listed_as_inputs_are_constants():
     assert_same(got.run(None, {"x": x})[0], want.run(None, {"x": x})[0])
     with pytest.raises(onyx.InvalidArgument, match="'w'"):
         got.run(None, {"x": x, "w": x})
+
+
+def test_free_dimension_overrides():
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [tensor("x", TensorProto.FLOAT, ["batch", 3])],
+        [tensor("y", TensorProto.FLOAT, ["batch", 3])],
+    )
+    model.graph.input[0].type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+    for how, key, value in (("name", "batch", 4), ("denotation", "DATA_BATCH", 5)):
+        sessions = []
+        for mod in (onnxruntime, onyx):
+            so = mod.SessionOptions()
+            getattr(so, f"add_free_dimension_override_by_{how}")(key, value)
+            sessions.append(mod.InferenceSession(model.SerializeToString(), so))
+        want, got = sessions
+        assert _args(got.get_inputs()) == _args(want.get_inputs()) == [("x", "tensor(float)", [value, 3])]
+        assert _args(got.get_outputs()) == _args(want.get_outputs())
+        assert got.run(None, {"x": np.ones((value, 3), np.float32)})[0].shape == (value, 3)
+        with pytest.raises(onyx.InvalidArgument, match=f"dimension 0 must be {value}"):
+            got.run(None, {"x": np.ones((2, 3), np.float32)})
