@@ -159,6 +159,8 @@ def save(
             raise InvalidArgument(
                 f"external data location {location!r} must be a plain file name beside the model"
             )
+        if os.path.join(folder, location) == os.path.abspath(path):
+            raise InvalidArgument(f"external data location {location!r} is the model file itself")
         writer = ExternalWriter(
             os.path.join(folder, location),
             location,
