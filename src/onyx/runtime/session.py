@@ -140,7 +140,8 @@ class InferenceSession:
         ]
         self._meta = ModelMetadata(model)
         self._defaults = [v.const.numpy() if v.const is not None else None for v in g.inputs]
-        self._required = {v.name for v in self._feed_values}
+        # an input of optional type may be left out: it is then an empty optional (as in onnxruntime)
+        self._required = {v.name for v in self._feed_values if not isinstance(v.type, OptionalType)}
 
     # -- introspection ------------------------------------------------------------------------
     def get_inputs(self) -> list[NodeArg]:
