@@ -378,3 +378,18 @@ def test_free_dimension_overrides():
         assert got.run(None, {"x": np.ones((value, 3), np.float32)})[0].shape == (value, 3)
         with pytest.raises(onyx.InvalidArgument, match=f"dimension 0 must be {value}"):
             got.run(None, {"x": np.ones((2, 3), np.float32)})
+
+
+def test_optional_input_may_be_left_out():
+    opt_in = helper.make_value_info(
+        "oi", helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    )
+    model = make_model(
+        [helper.make_node("OptionalHasElement", ["oi"], ["has"])],
+        [opt_in],
+        [tensor("has", TensorProto.BOOL, [])],
+        opset=18,
+    )
+    got, want = onyx_session(model), ort_session(model)
+    for feeds in ({}, {"oi": None}, {"oi": np.ones(2, np.float32)}):
+        assert_same(got.run(None, feeds)[0], want.run(None, feeds)[0])
