@@ -219,7 +219,7 @@ def test_save_as_external_data_default_and_explicit_location(tmp_path):
         np.testing.assert_array_equal(onyx.load(out).graph.initializers["W"].const.numpy(), W)
 
 
-@pytest.mark.parametrize("location", ["/tmp/evil.data", "../evil.data", "sub/evil.data"])
+@pytest.mark.parametrize("location", ["/tmp/evil.data", "../evil.data", "sub/evil.data", "x.onnx"])
 def test_save_refuses_locations_outside_the_folder(tmp_path, location):
     m = onyx.load(write_model(tmp_path, matmul_model(None)))
     with pytest.raises(onyx.InvalidArgument):
