@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import affine_grid_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _base(n, align):
@@ -36,3 +37,6 @@ def affine_grid(theta, size, *, align_corners=0):
     th = theta.astype(ct, copy=False)
     grid = np.matmul(base.astype(ct), th.transpose(0, 2, 1))  # (N, P, r)
     return back(grid.reshape((n,) + tuple(spatial) + (r,)), theta.dtype)
+
+
+shape_rule("AffineGrid")(affine_grid_rule)

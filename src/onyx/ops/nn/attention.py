@@ -12,7 +12,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import attention_rule
+from onyx.ops.registry import op, shape_rule
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -302,3 +303,6 @@ def attention_25(
         right_window_size=right_window_size,
         num_outputs=_num_outputs,
     )
+
+
+shape_rule("Attention")(attention_rule)

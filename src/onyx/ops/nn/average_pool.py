@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._pool import avg_pool, pool_setup
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import pool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad):
@@ -46,3 +47,6 @@ def average_pool_19(
     strides=None,
 ):
     return _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad)
+
+
+shape_rule("AveragePool")(pool_rule)

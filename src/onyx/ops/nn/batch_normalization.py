@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, check_rank, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import batch_norm_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _param(p, x, ct, name):
@@ -117,3 +118,6 @@ def batch_normalization_14(
     if _num_outputs > 1:
         raise InvalidArgument("BatchNormalization: running_mean/running_var outputs need training_mode=1")
     return _infer(X, scale, B, input_mean, input_var, epsilon)
+
+
+shape_rule("BatchNormalization")(batch_norm_rule)

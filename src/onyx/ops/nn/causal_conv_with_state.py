@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import causal_conv_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("CausalConvWithState", since=27)
@@ -42,3 +43,6 @@ def causal_conv_with_state(input, weight, bias=None, past_state=None, *, activat
         y = y / (1 + np.exp(-y))
     present = full[:, :, full.shape[2] - (k - 1) :]
     return back(y, input.dtype), back(np.ascontiguousarray(present), input.dtype)
+
+
+shape_rule("CausalConvWithState")(causal_conv_rule)

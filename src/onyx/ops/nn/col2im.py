@@ -6,8 +6,9 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import as_ints, back, compute_dtype
+from onyx.ops.nn._shapes import col2im_rule
 from onyx.ops.nn.conv_transpose import col2im_add
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Col2Im", since=18)
@@ -36,3 +37,6 @@ def col2im(input, image_shape, block_shape, *, dilations=None, pads=None, stride
     y = col2im_add(cols, padded, blk, strides, dilations, out, ct)
     y = y[(slice(None), slice(None)) + tuple(slice(pads[i], pads[i] + img[i]) for i in range(nd))]
     return back(np.ascontiguousarray(y), input.dtype)
+
+
+shape_rule("Col2Im")(col2im_rule)

@@ -20,7 +20,8 @@ from onyx.ops.nn._common import (
     window_geometry,
     window_views,
 )
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import conv_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides):
@@ -166,3 +167,6 @@ def conv(
         strides=strides,
     )
     return back(y, dtype)
+
+
+shape_rule("Conv")(conv_rule)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.nn._shapes import conv_integer_rule
 from onyx.ops.nn.conv import conv_forward
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 def centered(x, zp, axis_len=None, what="x"):
@@ -56,3 +57,6 @@ def conv_integer(
         strides=strides,
     )
     return y.astype(np.int32)
+
+
+shape_rule("ConvInteger")(conv_integer_rule)

@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import as_ints, back, check_rank, compute_dtype, norm_auto_pad
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import conv_transpose_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def col2im_add(cols: np.ndarray, full_shape, kernel, strides, dilations, in_shape, dtype) -> np.ndarray:
@@ -124,3 +125,6 @@ def conv_transpose(
     else:
         y = np.ascontiguousarray(y)
     return back(y, dtype)
+
+
+shape_rule("ConvTranspose")(conv_transpose_rule)

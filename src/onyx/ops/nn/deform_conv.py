@@ -13,7 +13,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import as_ints, back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import deform_conv_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("DeformConv", since=19)
@@ -97,3 +98,6 @@ def deform_conv(
     if B is not None:
         y += B.astype(ct, copy=False).reshape((m,) + (1,) * nd)
     return back(y, X.dtype)
+
+
+shape_rule("DeformConv")(deform_conv_rule)

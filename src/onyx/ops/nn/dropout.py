@@ -13,7 +13,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import dropout_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _inference(data, num_outputs, mask_dtype):
@@ -62,3 +63,6 @@ def dropout_12(data, ratio=None, training_mode=None, *, seed=None, _num_outputs=
     if _num_outputs > 1:
         return y, mask
     return y
+
+
+shape_rule("Dropout")(dropout_rule)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import flex_attention_rule
+from onyx.ops.registry import op, shape_rule
 
 _PRECISION = {1: np.float32, 11: np.float64, 10: np.float16, 16: np.float32}
 
@@ -50,3 +51,6 @@ def flex_attention(Q, K, V, *, prob_mod=None, scale=None, score_mod=None, softma
         s = _apply(prob_mod, s, "prob_mod")
     y = np.matmul(s.reshape(b, hkv, g * sq, t), v).reshape(b, hq, sq, V.shape[3])
     return y.astype(Q.dtype, copy=False)
+
+
+shape_rule("FlexAttention", domain="ai.onnx.preview")(flex_attention_rule)

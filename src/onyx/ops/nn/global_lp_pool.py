@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.ops.nn._common import back, check_rank, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import global_pool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _run(X, p):
@@ -28,3 +29,6 @@ def global_lp_pool_1(X, *, p=2.0):
 @op("GlobalLpPool", since=2)
 def global_lp_pool_2(X, *, p=2):
     return _run(X, p)
+
+
+shape_rule("GlobalLpPool")(global_pool_rule)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from onyx.ops.nn._common import back, check_rank, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import global_pool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("GlobalMaxPool", since=1)
@@ -12,3 +13,6 @@ def global_max_pool(X):
     axes = tuple(range(2, X.ndim))
     x = X.astype(compute_dtype(X.dtype), copy=False)
     return back(x.max(axis=axes, keepdims=True), X.dtype)
+
+
+shape_rule("GlobalMaxPool")(global_pool_rule)

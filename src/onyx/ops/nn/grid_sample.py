@@ -12,7 +12,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import grid_sample_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _reflect(p, lo, hi):
@@ -133,3 +134,6 @@ def grid_sample_20(X, grid, *, align_corners=0, mode="linear", padding_mode="zer
     if m not in ("linear", "nearest", "cubic"):
         raise InvalidArgument(f"GridSample: mode {mode!r} must be linear, nearest or cubic")
     return grid_sample(X, grid, m, _s(padding_mode), bool(align_corners))
+
+
+shape_rule("GridSample")(grid_sample_rule)

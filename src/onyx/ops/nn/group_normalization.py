@@ -5,7 +5,8 @@ from __future__ import annotations
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, check_rank
 from onyx.ops.nn._norm import standardize_rows, stash_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _normalized(X, num_groups, epsilon, stash_type):
@@ -49,3 +50,6 @@ def group_normalization_21(X, scale, bias, *, epsilon=1e-5, num_groups, stash_ty
     y *= scale.astype(X.dtype, copy=False).reshape(shp)
     y += bias.astype(X.dtype, copy=False).reshape(shp)
     return y
+
+
+shape_rule("GroupNormalization")(same_shape_rule)

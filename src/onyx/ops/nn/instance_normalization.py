@@ -5,7 +5,8 @@ from __future__ import annotations
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, check_rank, compute_dtype
 from onyx.ops.nn._norm import standardize_rows
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _run(x, scale, b, epsilon):
@@ -34,3 +35,6 @@ def instance_normalization_1(input, scale, B, *, consumed_inputs=None, epsilon=1
 @op("InstanceNormalization", since=6)
 def instance_normalization_6(input, scale, B, *, epsilon=1e-5):
     return _run(input, scale, B, epsilon)
+
+
+shape_rule("InstanceNormalization")(same_shape_rule)

@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.ops.nn._common import back
 from onyx.ops.nn._norm import norm_axis, standardize_rows, stash_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import layer_norm_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("LayerNormalization", since=17)
@@ -33,3 +34,6 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
     u = np.float32 if stash_type != 16 else stash_dtype(16, X.dtype)
     outs = (y, mean.reshape(stat_shape).astype(u, copy=False), inv.reshape(stat_shape).astype(u, copy=False))
     return outs[:_num_outputs]
+
+
+shape_rule("LayerNormalization")(layer_norm_rule)

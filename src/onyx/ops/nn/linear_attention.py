@@ -9,7 +9,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import linear_attention_rule
+from onyx.ops.registry import op, shape_rule
 
 _RULES = ("linear", "gated", "delta", "gated_delta")
 
@@ -98,3 +99,6 @@ def linear_attention(
     out *= ct.type(sc)
     y = out.reshape(b, t, hq * dv)
     return back(y, query.dtype), back(s, query.dtype)
+
+
+shape_rule("LinearAttention")(linear_attention_rule)

@@ -7,7 +7,8 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._norm import norm_axis
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("LpNormalization", since=1)
@@ -26,3 +27,6 @@ def lp_normalization(input, *, axis=-1, p=2):
     if zero.any():
         y = np.where(zero, 0, y).astype(y.dtype, copy=False)
     return back(y, input.dtype)
+
+
+shape_rule("LpNormalization")(same_shape_rule)

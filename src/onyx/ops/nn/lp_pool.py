@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._pool import pool_setup, sum_pool
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import pool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p):
@@ -41,3 +42,6 @@ def lp_pool_18(
     X, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape, p=2, pads=None, strides=None
 ):
     return _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p)
+
+
+shape_rule("LpPool")(pool_rule)

@@ -8,7 +8,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, check_rank, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("LRN", since=1)
@@ -32,3 +33,6 @@ def lrn(X, *, alpha=1e-4, beta=0.75, bias=1.0, size):
     ssum += bias
     y = x / np.power(ssum, beta).astype(ct, copy=False)
     return back(y, X.dtype)
+
+
+shape_rule("LRN")(same_shape_rule)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._pool import max_pool, max_pool_with_indices, pool_setup
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import pool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order, want_indices):
@@ -47,3 +48,6 @@ def max_pool_10(
     return _run(
         X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order, _num_outputs > 1
     )
+
+
+shape_rule("MaxPool")(pool_rule)

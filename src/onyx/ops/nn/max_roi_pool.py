@@ -8,7 +8,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import roi_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("MaxRoiPool", since=1)
@@ -44,3 +45,6 @@ def max_roi_pool(X, rois, *, pooled_shape, spatial_scale=1.0):
 def _round_away(v: float) -> int:
     """Round half away from zero."""
     return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))
+
+
+shape_rule("MaxRoiPool")(roi_rule)

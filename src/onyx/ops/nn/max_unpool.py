@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import as_ints, check_rank
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import max_unpool_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _run(X, I, output_shape, kernel_shape, pads, strides):
@@ -44,3 +45,6 @@ def _run(X, I, output_shape, kernel_shape, pads, strides):
 @op("MaxUnpool", since=9)
 def max_unpool(X, I, output_shape=None, *, kernel_shape, pads=None, strides=None):
     return _run(X, I, output_shape, kernel_shape, pads, strides)
+
+
+shape_rule("MaxUnpool")(max_unpool_rule)

@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("MeanVarianceNormalization", since=9)
@@ -22,3 +23,6 @@ def mean_variance_normalization(X, *, axes=(0, 2, 3)):
     std += x.dtype.type(1e-9)
     d /= std
     return back(d, X.dtype)
+
+
+shape_rule("MeanVarianceNormalization")(same_shape_rule)

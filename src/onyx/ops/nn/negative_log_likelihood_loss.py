@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._loss import nll
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import loss_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("NegativeLogLikelihoodLoss", since=12)
@@ -14,3 +15,6 @@ def negative_log_likelihood_loss(input, target, weight=None, *, ignore_index=Non
         input.astype(ct, copy=False), target, weight, ignore_index, reduction, "NegativeLogLikelihoodLoss"
     )
     return back(loss, input.dtype)
+
+
+shape_rule("NegativeLogLikelihoodLoss")(loss_rule)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import nms_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _scalar(v, default, kind=float):
@@ -70,3 +71,6 @@ def non_max_suppression(
                     iou = np.where(union > 0, inter / union, 0.0)
                 order = rest[iou <= iou_thr]
     return np.array(result, dtype=np.int64).reshape(-1, 3)
+
+
+shape_rule("NonMaxSuppression")(nms_rule)

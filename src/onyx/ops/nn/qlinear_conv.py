@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.nn._shapes import qlinear_conv_rule
 from onyx.ops.nn.conv import conv_forward
 from onyx.ops.nn.conv_integer import centered
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("QLinearConv", since=10)
@@ -58,3 +59,6 @@ def qlinear_conv(
     info = np.iinfo(dt)
     np.clip(y, info.min, info.max, out=y)
     return y.astype(dt)
+
+
+shape_rule("QLinearConv")(qlinear_conv_rule)

@@ -8,7 +8,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._resize import CTMS, MODES, NEAREST, resample
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import resize_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _s(v):
@@ -203,3 +204,6 @@ def resize_18(
         mode=mode,
         nearest_mode=nearest_mode,
     )
+
+
+shape_rule("Resize")(resize_rule)

@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.ops.nn._common import back
 from onyx.ops.nn._norm import norm_axis, stash_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("RMSNormalization", since=23)
@@ -32,3 +33,6 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
         y *= scale
         return y
     return (y.astype(np.float32) * scale.astype(np.float32)).astype(odt)
+
+
+shape_rule("RMSNormalization")(same_shape_rule)

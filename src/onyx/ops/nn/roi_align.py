@@ -12,7 +12,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import roi_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _axis_samples(start, size, out, grid, limit):
@@ -128,3 +129,6 @@ def roi_align_16(
         spatial_scale,
         ctm == "half_pixel",
     )
+
+
+shape_rule("RoiAlign")(roi_rule)

@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, compute_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("RotaryEmbedding", since=23)
@@ -69,3 +70,6 @@ def rotary_embedding(
     np.multiply(cos, x2, out=o2)
     o2 += t
     return back(xc.reshape(X.shape), dtype)
+
+
+shape_rule("RotaryEmbedding")(same_shape_rule)

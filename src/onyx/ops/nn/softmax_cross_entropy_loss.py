@@ -6,7 +6,8 @@ import numpy as np
 
 from onyx.ops.nn._common import back, compute_dtype
 from onyx.ops.nn._loss import nll
-from onyx.ops.registry import op
+from onyx.ops.nn._shapes import loss_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("SoftmaxCrossEntropyLoss", since=12)
@@ -22,3 +23,6 @@ def softmax_cross_entropy_loss(
     if _num_outputs > 1:
         return loss, back(logp, scores.dtype)
     return loss
+
+
+shape_rule("SoftmaxCrossEntropyLoss")(loss_rule)

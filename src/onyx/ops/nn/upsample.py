@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from onyx.errors import InvalidArgument
+from onyx.ops.nn._shapes import resize_rule
 from onyx.ops.nn.resize import resize_legacy
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Upsample", since=1, until=7)
@@ -22,3 +23,6 @@ def upsample_7(X, *, mode="nearest", scales):
 @op("Upsample", since=9)
 def upsample_9(X, scales, *, mode="nearest"):
     return resize_legacy(X, scales, mode)
+
+
+shape_rule("Upsample")(resize_rule)
