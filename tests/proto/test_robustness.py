@@ -228,7 +228,7 @@ def test_lying_dims_with_tiny_data(dims, storage):
     tensor = _dims(*dims) + tag(2, VARINT) + varint(code) + _field(8, b"W") + data
     model_bytes = _model_with_initializer(tensor)
     with small_peak():
-        with pytest.raises(onyx.OnyxError, match="'W'"):
+        with pytest.raises((onyx.InvalidProtobuf, onyx.InvalidGraph), match="'W'"):
             load_everything(model_bytes)
         m = onyx.load(model_bytes)
         with pytest.raises(onyx.InvalidGraph, match="'W'"):
@@ -241,7 +241,7 @@ def test_lying_sparse_dims():
     sparse = _field(1, values) + _field(2, indices) + tag(3, VARINT) + varint(2**40)
     graph = _field(2, b"g") + _field(15, sparse)
     model_bytes = tag(1, VARINT) + varint(8) + _field(7, graph) + _field(8, tag(2, VARINT) + varint(17))
-    with small_peak(), pytest.raises(onyx.OnyxError, match="'S'"):
+    with small_peak(), pytest.raises((onyx.InvalidProtobuf, onyx.InvalidGraph), match="'S'"):
         load_everything(model_bytes)
 
 
@@ -311,9 +311,9 @@ def test_many_attributes_in_one_node_are_linear():
 
 def test_wrong_wire_types_are_kept_or_refused_never_crash():
     bad_ir = tag(1, LEN) + varint(1) + b"\x08"
-    with pytest.raises(onyx.OnyxError):
+    with pytest.raises(onyx.InvalidProtobuf):
         load_everything(bad_ir)
     proto = helper.make_model(helper.make_graph([], "g", [], []), opset_imports=[helper.make_opsetid("", 17)])
     data = proto.SerializeToString() + tag(99, 3) + tag(99, 4)  # a (legacy) group field after the model
-    with pytest.raises(onyx.OnyxError):
+    with pytest.raises(onyx.InvalidProtobuf):
         onyx.serialize(onyx.load(data))
