@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from onyx.errors import OnyxError
+from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Node
 from onyx.ir.types import Shape, TensorType
 from onyx.optimizer._util import (
@@ -65,8 +67,21 @@ def _known(info) -> np.ndarray | None:
     if info is None or info.value is None:
         return None
     arr = info.value
-    if not isinstance(arr, np.ndarray) or arr.dtype == object or arr.size > SIZE_LIMIT:
+    if not isinstance(arr, np.ndarray) or arr.size > SIZE_LIMIT:
         return None
+    if arr.dtype == object:  # symbolic arithmetic: numeric only when no symbol is left
+        flat = arr.reshape(-1).tolist()
+        if info.elem is None or not all(
+            isinstance(x, int | np.integer) and not isinstance(x, bool) for x in flat
+        ):
+            return None
+        try:
+            dt = DataType(info.elem).numpy_dtype
+        except (ValueError, OnyxError):
+            return None
+        if dt.kind not in "iu":
+            return None
+        arr = np.array(flat, dtype=dt).reshape(arr.shape)
     if info.elem is not None and elem_of_array(arr) != info.elem:
         return None
     return arr

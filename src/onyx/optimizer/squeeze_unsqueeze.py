@@ -28,7 +28,7 @@ def _normalize(axes: list[int], rank: int | None) -> set[int] | None:
     if any(a < 0 for a in axes):
         if rank is None:
             return None
-        axes = [a + rank for a in axes]
+        axes = [a + rank if a < 0 else a for a in axes]
     if len(set(axes)) != len(axes) or (rank is not None and any(not 0 <= a < rank for a in axes)):
         return None
     return set(axes)
