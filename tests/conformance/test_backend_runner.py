@@ -16,8 +16,6 @@ warnings.filterwarnings("ignore", category=RuntimeWarning)
 backend_test = onnx.backend.test.BackendTest(onyx.backend, __name__)
 backend_test.exclude(r"_cuda")
 EXCLUDED = {
-    # ai.onnx.preview.training Gradient needs autodiff of the enclosing graph (see known_failures.py)
-    r"test_gradient_of_add": "Gradient is not implemented",
     # the runner compares random outputs exactly; test_node_suite.py judges them by shape, type, range
     r"test_bernoulli": "random values",
     # the runner's comparison calls len() on the 0-d tensors inside the output sequence (a runner

@@ -6,6 +6,8 @@ the spec's default as the Python default. Two keyword-only names are special and
 
 ``_num_outputs``  the number of outputs the node declares (Split, Dropout, LSTM...)
 ``_ctx``          the :class:`KernelContext` of the run (random seeds, threads, subgraph runner)
+``_node``         the IR node itself, bound when the plan is built (for ops such as Gradient that
+                  need the graph around them)
 
 Dispatch picks, for the node's domain, the kernel with the newest ``since <= opset < until``.
 """
@@ -27,7 +29,7 @@ DEFAULT_DOMAIN = ""
 ML_DOMAIN = "ai.onnx.ml"
 MS_DOMAIN = "com.microsoft"
 PREVIEW_TRAINING_DOMAIN = "ai.onnx.preview.training"
-SPECIAL_PARAMS = ("_num_outputs", "_ctx")
+SPECIAL_PARAMS = ("_num_outputs", "_ctx", "_node")
 
 _REQUIRED = object()
 
@@ -55,6 +57,7 @@ class Kernel:
     accepts_any_attribute: bool = False
     wants_num_outputs: bool = False
     wants_ctx: bool = False
+    wants_node: bool = False
     shape_fn: Callable[..., Any] | None = None
 
     @property
@@ -101,6 +104,7 @@ def _signature(fn: Callable[..., Any]) -> dict[str, Any]:
         accepts_any_attribute=any_attr,
         wants_num_outputs="_num_outputs" in specials,
         wants_ctx="_ctx" in specials,
+        wants_node="_node" in specials,
     )
 
 

@@ -231,6 +231,8 @@ class Plan:
             kwargs["_num_outputs"] = len(node.outputs)
         if kernel.wants_ctx:
             kwargs["_ctx"] = self.cc.kctx
+        if kernel.wants_node:
+            kwargs["_node"] = node
         n_params = len(kernel.inputs)
         if len(ins) > n_params and not kernel.variadic:
             raise InvalidGraph(

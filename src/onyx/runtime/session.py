@@ -120,6 +120,7 @@ class InferenceSession:
         g = model.graph
         threads = int(self._options.intra_op_num_threads or 0)
         kctx = KernelContext(intra_op_num_threads=threads)
+        kctx.extra["opsets"] = model.opsets
         self._blas_threads = threads  # applied per run: BLAS's thread count is global to the process
         cc = CompileContext(model.opsets, model.function_map(), kctx)
         init_names = set(g.initializers)
@@ -429,7 +430,7 @@ def _convert_feed(v: Value, value: Any) -> Any:
             raise InvalidArgument(
                 f"input {v.name!r}: expected {t.ort_name()} (a dict), got {type(value).__name__}"
             )
-        return value
+        return _convert_map(v.name, t, value)
     if isinstance(t, OptionalType):
         if value is None:
             return None
@@ -477,6 +478,52 @@ def _convert_feed(v: Value, value: Any) -> Any:
     if not isinstance(arr, np.ndarray):
         arr = np.asarray(arr)
     return arr
+
+
+def _convert_map(name: str, t: MapType, value: dict) -> dict:
+    """Keys and values of a map feed checked and converted to the declared types (values become numpy
+    scalars of the element type, so that kernels see float32 where the model says float)."""
+    key_type = t.key_type
+    if key_type == DataType.STRING:
+
+        def key(k: Any) -> Any:
+            if isinstance(k, str):
+                return k
+            if isinstance(k, bytes):
+                return k.decode("utf-8", "surrogateescape")
+            return None
+
+    else:
+
+        def key(k: Any) -> Any:
+            return int(k) if isinstance(k, int | np.integer) and not isinstance(k, bool) else None
+
+    conv = None
+    vt = t.value
+    if isinstance(vt, TensorType) and vt.elem_type:
+        try:
+            dt = DataType(vt.elem_type).numpy_dtype
+        except (ValueError, OnyxError):
+            dt = None
+        if dt is not None:
+            conv = str if dt == np.dtype(object) else dt.type
+    out = {}
+    for k, x in value.items():
+        kk = key(k)
+        if kk is None:
+            raise InvalidArgument(
+                f"input {name!r}: expected {t.ort_name()}, got a key {k!r} of type {type(k).__name__}"
+            )
+        if conv is not None:
+            try:
+                x = conv(x)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgument(
+                    f"input {name!r}: expected {t.ort_name()}, the value {x!r} of key {k!r} does not "
+                    f"convert: {e}"
+                ) from None
+        out[kk] = x
+    return out
 
 
 def _str_elements(arr: np.ndarray) -> np.ndarray:
