@@ -180,3 +180,33 @@ def test_string_inputs_become_python_str():
     assert_same(s.run(None, {"x": x})[0], ort_session(model).run(None, {"x": x})[0])
     empty = np.zeros((0, 2), dtype=object)
     assert s.run(None, {"x": empty})[0].shape == (0, 2)
+
+
+def _dict_vectorizer(key_type, value_type, **vocab):
+    map_in = helper.make_value_info(
+        "m", helper.make_map_type_proto(key_type, helper.make_tensor_type_proto(value_type, []))
+    )
+    return make_model(
+        [helper.make_node("DictVectorizer", ["m"], ["y"], domain="ai.onnx.ml", **vocab)],
+        [map_in],
+        [tensor("y", value_type, None)],
+        extra_opsets={"ai.onnx.ml": 1},
+    )
+
+
+def test_map_feeds_follow_the_declared_types():
+    model = _dict_vectorizer(TensorProto.STRING, TensorProto.FLOAT, string_vocabulary=["a", "b", "c"])
+    got, want = onyx_session(model), ort_session(model)
+    for feed in ({"a": 1.0, "c": 2.0}, {"a": 1, "c": 2}, {"b": np.float64(3.5)}):
+        assert_same(got.run(None, {"m": feed})[0], want.run(None, {"m": feed})[0])
+    assert got.run(None, {"m": {b"a": 1.0}})[0].tolist() == [[1.0, 0.0, 0.0]]
+    with pytest.raises(onyx.InvalidArgument, match="'m'.*key 1"):
+        got.run(None, {"m": {1: 2.0}})
+    with pytest.raises(onyx.InvalidArgument, match="'m'.*dict"):
+        got.run(None, {"m": [1.0]})
+    model = _dict_vectorizer(TensorProto.INT64, TensorProto.FLOAT, int64_vocabulary=[3, 1])
+    got, want = onyx_session(model), ort_session(model)
+    for feed in ({1: 5.0, 3: 7.0}, {np.int64(3): 2.0}):
+        assert_same(got.run(None, {"m": feed})[0], want.run(None, {"m": feed})[0])
+    with pytest.raises(onyx.InvalidArgument, match="'m'"):
+        got.run(None, {"m": {"a": 5}})
