@@ -22,8 +22,10 @@ def stash_dtype(stash_type: int, x_dtype: np.dtype) -> np.dtype:
     return _STASH[stash_type]
 
 
-def standardize_rows(x2: np.ndarray, epsilon: float):
+def standardize_rows(x2: np.ndarray, epsilon: float, row_scale=None, row_bias=None):
     """Rows of the 2-D ``x2`` to zero mean and unit variance: returns (normalized, mean, inv_std).
+
+    ``row_scale`` / ``row_bias`` (shape (R, 1)) are folded into the same passes when given.
 
     The row sums go through BLAS (a matrix-vector product and batched dot products), which is several
     times faster than numpy's reductions over the last axis.
@@ -44,7 +46,9 @@ def standardize_rows(x2: np.ndarray, epsilon: float):
     var += dt.type(epsilon)
     inv = np.sqrt(var, out=var)
     np.reciprocal(inv, out=inv)
-    d *= inv
+    d *= inv if row_scale is None else inv * row_scale
+    if row_bias is not None:
+        d += row_bias
     return d, mean, inv
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import back, check_rank, compute_dtype
 from onyx.ops.nn._norm import standardize_rows
@@ -20,10 +22,9 @@ def _run(x, scale, b, epsilon):
     x2 = x.astype(ct, copy=False).reshape(n * c, -1)
     if x2.size == 0:
         return x.copy()
-    y, _, _ = standardize_rows(x2, epsilon)
-    y = y.reshape(n, c, -1)
-    y *= scale.astype(ct).reshape(c, 1)
-    y += b.astype(ct).reshape(c, 1)
+    rs = np.tile(scale.astype(ct), n).reshape(n * c, 1)
+    rb = np.tile(b.astype(ct), n).reshape(n * c, 1)
+    y, _, _ = standardize_rows(x2, epsilon, rs, rb)
     return back(y.reshape(x.shape), x.dtype)
 
 
