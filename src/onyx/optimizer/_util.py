@@ -283,17 +283,16 @@ def remove_nodes(graph: Graph, nodes: list[Node]) -> None:
 def prune_value_info(sc: Scope) -> bool:
     """Drop value_info entries of values that no graph defines any more (removed or folded nodes)."""
     changed = False
+    defined = set(sc.input_ids)
+    for e in sc.entries:
+        defined.update(id(v) for v in e.graph.initializers.values())
+        for n in e.graph.nodes:
+            defined.update(id(v) for v in n.outputs)
     for e in sc.entries:
         g = e.graph
         if not g.value_info:
             continue
-        keep = [
-            v
-            for v in g.value_info
-            if (v.producer is not None and v.producer.graph is not None)
-            or (v.producer is None and v.const is not None)
-            or id(v) in sc.input_ids
-        ]
+        keep = [v for v in g.value_info if id(v) in defined]
         if len(keep) != len(g.value_info):
             g.value_info[:] = keep
             changed = True
