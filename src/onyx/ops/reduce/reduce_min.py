@@ -5,7 +5,8 @@ the axes move from an attribute to an optional input
 from __future__ import annotations
 
 from onyx.ops.reduce._common import reduce
-from onyx.ops.registry import op
+from onyx.ops.reduce._shapes import reduce_shape_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("ReduceMin", since=1, until=18)
@@ -16,3 +17,6 @@ def reduce_min_1(data, *, axes=None, keepdims=1):
 @op("ReduceMin", since=18)
 def reduce_min_18(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
     return reduce("min", data, axes, keepdims, noop_with_empty_axes, "ReduceMin")
+
+
+shape_rule("ReduceMin")(reduce_shape_rule)

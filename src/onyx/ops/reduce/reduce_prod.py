@@ -5,7 +5,8 @@ the axes move from an attribute to an optional input
 from __future__ import annotations
 
 from onyx.ops.reduce._common import reduce
-from onyx.ops.registry import op
+from onyx.ops.reduce._shapes import reduce_shape_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("ReduceProd", since=1, until=18)
@@ -16,3 +17,6 @@ def reduce_prod_1(data, *, axes=None, keepdims=1):
 @op("ReduceProd", since=18)
 def reduce_prod_18(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
     return reduce("prod", data, axes, keepdims, noop_with_empty_axes, "ReduceProd")
+
+
+shape_rule("ReduceProd")(reduce_shape_rule)

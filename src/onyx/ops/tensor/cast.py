@@ -24,8 +24,10 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ir.dtypes import DataType, to_numpy
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import ML_FLOATS, ML_INTS
+from onyx.shape_inference import ShapeContext
 
 _F8_SATURATING = frozenset(
     np.dtype(t)
@@ -249,3 +251,12 @@ def cast_19(input, *, to, saturate=1):
 @op("Cast", since=24)
 def cast_24(input, *, to, saturate=1, round_mode="up"):
     return cast_array(input, target_dtype(to), saturate, round_mode)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Cast")
+def _cast_shape(ctx: ShapeContext) -> None:
+    ctx.set_output(0, S.elem_code(ctx.attr("to", None)), ctx.input_shape(0))

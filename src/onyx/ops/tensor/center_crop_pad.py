@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import int_list, norm_axes
+from onyx.shape_inference import ShapeContext
 
 
 @op("CenterCropPad", since=18)
@@ -38,3 +40,25 @@ def center_crop_pad_18(input_data, shape, *, axes=None):
     out = np.zeros(out_shape, dtype=x.dtype)
     out[tuple(dst)] = cropped
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("CenterCropPad")
+def _center_crop_pad_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    if src is None:
+        ctx.set_output(0, elem, None)
+        return
+    axes_attr = ctx.attr("axes", None)
+    axes = list(range(len(src))) if axes_attr is None else S.norm_axes(ctx, axes_attr, len(src))
+    target = S.int_values(ctx, 1)
+    out = list(src)
+    if target is not None and len(target) != len(axes):
+        ctx.fail(f"CenterCropPad: shape {target} has {len(target)} entries for axes {axes}")
+    for i, a in enumerate(axes):
+        out[a] = None if target is None else target[i]
+    ctx.set_output(0, elem, out)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ir.dtypes import DataType
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
+from onyx.shape_inference import ShapeContext
 
 
 def _one_of(**given):
@@ -66,3 +69,32 @@ def constant_12(
         value_string=value_string,
         value_strings=value_strings,
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+_VALUE_ATTRS = {
+    "value_float": (int(DataType.FLOAT), []),
+    "value_floats": (int(DataType.FLOAT), None),
+    "value_int": (int(DataType.INT64), []),
+    "value_ints": (int(DataType.INT64), None),
+    "value_string": (int(DataType.STRING), []),
+    "value_strings": (int(DataType.STRING), None),
+}
+
+
+@shape_rule("Constant")
+def _constant_shape(ctx: ShapeContext) -> None:
+    for name in ("value", "sparse_value"):
+        v = ctx.attr(name, None)
+        if v is not None:
+            v = np.asarray(v)
+            ctx.set_output(0, S.elem_of_array(v), list(v.shape))
+            return
+    for name, (elem, dims) in _VALUE_ATTRS.items():
+        v = ctx.attr(name, None)
+        if v is not None:
+            ctx.set_output(0, elem, dims if dims is not None else [len(v)])
+            return

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
+from onyx.shape_inference import ShapeContext
 
 
 def depth_to_space(x: np.ndarray, blocksize: int, mode: str) -> np.ndarray:
@@ -34,3 +36,26 @@ def depth_to_space_1(input, *, blocksize):
 @op("DepthToSpace", since=11)
 def depth_to_space_11(input, *, blocksize, mode="DCR"):
     return depth_to_space(input, blocksize, mode)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("DepthToSpace")
+def _depth_to_space_shape(ctx: ShapeContext) -> None:
+    s = ctx.input_shape(0)
+    if s is None:
+        ctx.set_output(0, ctx.input_elem(0), [None] * 4)
+        return
+    if len(s) != 4:
+        ctx.fail(f"DepthToSpace: input must be 4-D (N, C, H, W), got shape {s}")
+    b = int(ctx.attr("blocksize"))
+    n, c, h, w = s
+    if b <= 0 or S.is_int(c) and c % (b * b):
+        ctx.fail(f"DepthToSpace: channels {c} not divisible by blocksize^2 ({b}^2)")
+    ctx.set_output(
+        0,
+        ctx.input_elem(0),
+        [n, S.div_exact(c, b * b), None if h is None else h * b, None if w is None else w * b],
+    )

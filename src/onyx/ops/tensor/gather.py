@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import check_index_dtype, norm_axis
+from onyx.shape_inference import ShapeContext
 
 
 @op("Gather", since=1)
@@ -31,3 +33,19 @@ def gather_1(data, indices, *, axis=0):
         raise InvalidArgument(
             f"Gather: indices in [{lo}, {hi}] out of range for axis {ax} of size {n} (shape {x.shape})"
         ) from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Gather")
+def _gather_shape(ctx: ShapeContext) -> None:
+    data, idx = ctx.input_shape(0), ctx.input_shape(1)
+    if data is None or idx is None:
+        ctx.set_output(0, ctx.input_elem(0), None)
+        return
+    if not data:
+        ctx.fail("Gather: data must have rank >= 1, got a scalar")
+    ax = S.norm_axis(ctx, ctx.attr("axis", 0), len(data))
+    ctx.set_output(0, ctx.input_elem(0), data[:ax] + idx + data[ax + 1 :])

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor._common import flat_offsets, norm_axis, norm_indices
+from onyx.shape_inference import ShapeContext
 
 
 @op("GatherElements", since=11)
@@ -26,3 +27,15 @@ def gather_elements_11(data, indices, *, axis=0):
     idx = norm_indices(idx, x.shape[ax], "GatherElements: indices")
     off = flat_offsets(x.shape, ax, idx)
     return np.take(np.ascontiguousarray(x).reshape(-1), off)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("GatherElements")
+def _gather_elements_shape(ctx: ShapeContext) -> None:
+    data, idx = ctx.input_shape(0), ctx.input_shape(1)
+    if data is not None and idx is not None and len(data) != len(idx):
+        ctx.fail(f"GatherElements: data {data} and indices {idx} must have the same rank")
+    ctx.set_output(0, ctx.input_elem(0), idx)

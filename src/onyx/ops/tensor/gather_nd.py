@@ -7,8 +7,10 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import check_index_dtype
+from onyx.shape_inference import ShapeContext
 
 
 def gather_nd(data, indices, batch_dims: int = 0) -> np.ndarray:
@@ -53,3 +55,22 @@ def gather_nd_11(data, indices):
 @op("GatherND", since=12)
 def gather_nd_12(data, indices, *, batch_dims=0):
     return gather_nd(data, indices, batch_dims)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("GatherND")
+def _gather_nd_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    data, idx = ctx.input_shape(0), ctx.input_shape(1)
+    b = int(ctx.attr("batch_dims", 0))
+    if data is None or idx is None or not idx or not S.is_int(idx[-1]):
+        ctx.set_output(0, elem, None)
+        return
+    k = int(idx[-1])
+    if k > len(data) - b or b < 0 or b >= min(len(data), len(idx)):
+        ctx.fail(f"GatherND: indices {idx} (batch_dims {b}) do not fit data {data}")
+    lead = [S.merge(d, i) for d, i in zip(data[:b], idx[:b])]
+    ctx.set_output(0, elem, lead + idx[b:-1] + data[b + k :])

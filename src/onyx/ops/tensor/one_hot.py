@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ir.symbolic import Sym
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
+from onyx.shape_inference import ShapeContext
 
 
 @op("OneHot", since=9)
@@ -40,3 +43,32 @@ def one_hot_9(indices, depth, values, *, axis=-1):
     out[...] = vals[0]
     out[hot] = vals[1]
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("OneHot")
+def _one_hot_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(2)
+    idx = ctx.input_shape(0)
+    if idx is None:
+        ctx.set_output(0, elem, None)
+        return
+    r = len(idx) + 1
+    ax = S.norm_axis(ctx, ctx.attr("axis", -1), r, "OneHot: axis")
+    depth = ctx.input_value(1)
+    n = None
+    if depth is not None and np.asarray(depth).size == 1:
+        v = np.asarray(depth).reshape(-1)[0]
+        if isinstance(v, Sym):
+            n = v
+        else:
+            try:
+                n = int(float(v))
+            except (TypeError, ValueError, OverflowError):
+                n = None
+            if n is not None and n < 1:
+                ctx.fail(f"OneHot: depth must be positive, got {n}")
+    ctx.set_output(0, elem, idx[:ax] + [n] + idx[ax:])

@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import int_list, norm_axes
+from onyx.shape_inference import ShapeContext
 
 _MODES = ("constant", "reflect", "edge", "wrap")
 
@@ -82,3 +84,39 @@ def pad_11(data, pads, constant_value=None, *, mode="constant"):
 def pad_18(data, pads, constant_value=None, axes=None, *, mode="constant"):
     ax = None if axes is None else int_list(axes, "Pad: axes")
     return pad(data, int_list(pads, "Pad: pads"), mode, constant_value, ax)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Pad")
+def _pad_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    if src is None:
+        ctx.set_output(0, elem, None)
+        return
+    r = len(src)
+    if ctx.opset < 11:
+        attr = ctx.attr("pads" if ctx.opset >= 2 else "paddings", None)
+        pads = None if attr is None else [int(v) for v in attr]
+        axes: list | None = list(range(r))
+    else:
+        pads = S.int_values(ctx, 1)
+        axes = list(range(r))
+        if ctx.has_input(3):
+            given = S.plain_ints(S.int_values(ctx, 3))
+            axes = None if given is None else S.norm_axes(ctx, given, r, "Pad: axes")
+    if pads is None or axes is None:
+        ctx.set_output(0, elem, [None] * r)
+        return
+    if len(pads) != 2 * len(axes):
+        ctx.fail(f"Pad: pads has {len(pads)} values, expected {2 * len(axes)} for {len(axes)} axes")
+    out = list(src)
+    for i, a in enumerate(axes):
+        b, e = pads[i], pads[i + len(axes)]
+        out[a] = None if out[a] is None else out[a] + b + e
+        if S.is_int(out[a]) and out[a] < 0:
+            ctx.fail(f"Pad: pads {pads} remove more than axis {a} of input shape {src}")
+    ctx.set_output(0, elem, out)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 @op("ReverseSequence", since=10)
@@ -28,3 +29,15 @@ def reverse_sequence_10(input, sequence_lens, *, batch_axis=1, time_axis=0):
     src = np.where(t < ln, ln - 1 - t, t)
     out = xb[np.arange(nb)[:, None], src]
     return np.ascontiguousarray(np.moveaxis(out, (0, 1), (ba, ta)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("ReverseSequence")
+def _reverse_sequence_shape(ctx: ShapeContext) -> None:
+    s = ctx.input_shape(0)
+    if s is not None and len(s) < 2:
+        ctx.fail(f"ReverseSequence: input must have rank >= 2, got shape {s}")
+    ctx.same_as_input(0)

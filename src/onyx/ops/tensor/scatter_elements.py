@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor._common import flat_offsets, norm_axis, norm_indices
 from onyx.ops.tensor._scatter import scatter_into
+from onyx.shape_inference import ShapeContext
 
 
 def scatter_elements(data, indices, updates, axis: int, reduction: str, name: str) -> np.ndarray:
@@ -54,3 +55,17 @@ def scatter_elements_16(data, indices, updates, *, axis=0, reduction="none"):
 @op("ScatterElements", since=18)
 def scatter_elements_18(data, indices, updates, *, axis=0, reduction="none"):
     return scatter_elements(data, indices, updates, axis, reduction, "ScatterElements")
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("ScatterElements")
+@shape_rule("Scatter")
+def _scatter_elements_shape(ctx: ShapeContext) -> None:
+    data, idx, upd = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
+    ranks = {len(s) for s in (data, idx, upd) if s is not None}
+    if len(ranks) > 1:
+        ctx.fail(f"{ctx.node.op_type}: data {data}, indices {idx} and updates {upd} differ in rank")
+    ctx.same_as_input(0)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor._common import check_index_dtype
 from onyx.ops.tensor._scatter import scatter_into
+from onyx.shape_inference import ShapeContext
 
 
 def scatter_nd(data, indices, updates, reduction: str = "none") -> np.ndarray:
@@ -52,3 +53,12 @@ def scatter_nd_16(data, indices, updates, *, reduction="none"):
 @op("ScatterND", since=18)
 def scatter_nd_18(data, indices, updates, *, reduction="none"):
     return scatter_nd(data, indices, updates, reduction)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("ScatterND")
+def _scatter_nd_shape(ctx: ShapeContext) -> None:
+    ctx.same_as_input(0)

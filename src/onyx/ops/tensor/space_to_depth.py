@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
+from onyx.shape_inference import ShapeContext
 
 
 def space_to_depth(x: np.ndarray, blocksize: int, mode: str) -> np.ndarray:
@@ -34,3 +36,24 @@ def space_to_depth_1(input, *, blocksize):
 @op("SpaceToDepth", since=28)
 def space_to_depth_28(input, *, blocksize, mode="DCR"):
     return space_to_depth(input, blocksize, mode)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("SpaceToDepth")
+def _space_to_depth_shape(ctx: ShapeContext) -> None:
+    s = ctx.input_shape(0)
+    if s is None:
+        ctx.set_output(0, ctx.input_elem(0), [None] * 4)
+        return
+    if len(s) != 4:
+        ctx.fail(f"SpaceToDepth: input must be 4-D (N, C, H, W), got shape {s}")
+    b = int(ctx.attr("blocksize"))
+    n, c, h, w = s
+    if b <= 0 or any(S.is_int(d) and d % b for d in (h, w)):
+        ctx.fail(f"SpaceToDepth: spatial dims ({h}, {w}) not divisible by blocksize {b}")
+    ctx.set_output(
+        0, ctx.input_elem(0), [n, None if c is None else c * b * b, S.div_exact(h, b), S.div_exact(w, b)]
+    )

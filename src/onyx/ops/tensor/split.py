@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import int_list, norm_axis
+from onyx.shape_inference import ShapeContext
 
 
 def split_views(x, axis: int, sizes: list[int]) -> tuple[np.ndarray, ...]:
@@ -86,3 +88,66 @@ def split_18(input, split=None, *, axis=0, num_outputs=None, _num_outputs):
         sizes = [max(0, min(chunk, dim - i * chunk)) for i in range(n)]
     _check_count(sizes, _num_outputs)
     return split_views(input, axis, sizes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Split")
+def _split_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    n_out = ctx.num_outputs
+    if src is None:
+        for i in range(n_out):
+            ctx.set_output(i, elem, None)
+        return
+    ax = S.norm_axis(ctx, ctx.attr("axis", 0), len(src), "Split: axis")
+    dim = src[ax]
+    sizes: list | None
+    if ctx.opset < 13 and ctx.attr("split", None):
+        sizes = [int(v) for v in ctx.attr("split")]
+    elif ctx.opset < 2 and ctx.has_input(1) or ctx.opset >= 13 and ctx.has_input(1):
+        sizes = S.int_values(ctx, 1)
+    elif ctx.opset >= 18:
+        num = ctx.attr("num_outputs", None)
+        if num is None:
+            ctx.fail("Split-18: needs the 'split' input or the 'num_outputs' attribute")
+        n = int(num)
+        if n != n_out:
+            ctx.fail(f"Split: num_outputs={n} but the node has {n_out} outputs")
+        sizes = _ceil_chunks(dim, n)
+    else:
+        sizes = _equal_chunks(ctx, dim, n_out)
+    if sizes is not None:
+        if len(sizes) != n_out:
+            ctx.fail(f"Split: split has {len(sizes)} entries but the node has {n_out} outputs")
+        total = sum(sizes) if all(S.is_int(v) for v in sizes) else None
+        if total is not None and S.is_int(dim) and total != dim:
+            ctx.fail(f"Split: split sizes {sizes} do not add up to axis {ax} of size {dim}")
+    for i in range(n_out):
+        ctx.set_output(i, elem, src[:ax] + [None if sizes is None else sizes[i]] + src[ax + 1 :])
+
+
+def _equal_chunks(ctx: ShapeContext, dim, n: int) -> list:
+    if n <= 0:
+        ctx.fail("Split: the node has no outputs")
+    if S.is_int(dim):
+        if dim % n:
+            ctx.fail(f"Split: axis of size {dim} cannot be split into {n} equal parts")
+        return [dim // n] * n
+    return [S.div_exact(dim, n)] * n
+
+
+def _ceil_chunks(dim, n: int) -> list:
+    if n <= 0:
+        return []
+    if S.is_int(dim):
+        chunk = -(-dim // n)
+        return [max(0, min(chunk, dim - i * chunk)) for i in range(n)]
+    if dim is None:
+        return [None] * n
+    chunk = S.ceil_div(dim, n)
+    # the last chunk takes the remainder; when n divides every coefficient all chunks are equal
+    return [chunk] * (n - 1) + [dim - chunk * (n - 1)]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor._common import norm_axis
+from onyx.shape_inference import ShapeContext
 
 
 @op("TensorScatter", since=24)
@@ -51,3 +52,15 @@ def tensor_scatter_24(past_cache, update, write_indices=None, *, mode="linear", 
     uv = np.moveaxis(upd, ax, 1)
     ov[np.arange(nb)[:, None], pos] = uv
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("TensorScatter")
+def _tensor_scatter_shape(ctx: ShapeContext) -> None:
+    cache, upd = ctx.input_shape(0), ctx.input_shape(1)
+    if cache is not None and upd is not None and len(cache) != len(upd):
+        ctx.fail(f"TensorScatter: past_cache {cache} and update {upd} must have the same rank")
+    ctx.same_as_input(0)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import int_list, norm_axis, scalar_int
+from onyx.shape_inference import ShapeContext
 
 
 def tile(x, reps: list[int]) -> np.ndarray:
@@ -33,3 +35,34 @@ def tile_1(input, tiles, axis):
 @op("Tile", since=6)
 def tile_6(input, repeats):
     return tile(input, int_list(repeats, "Tile: repeats"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Tile")
+def _tile_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    if src is None:
+        ctx.set_output(0, elem, None)
+        return
+    if ctx.opset < 6:
+        tiles, axis = S.int_values(ctx, 1), S.int_values(ctx, 2)
+        if axis is None or S.plain_ints(axis) is None:
+            ctx.set_output(0, elem, [None] * len(src))
+            return
+        a = S.norm_axis(ctx, axis[0], len(src), "Tile: axis")
+        reps: list = [1] * len(src)
+        reps[a] = None if tiles is None else tiles[0]
+    else:
+        reps = S.int_values(ctx, 1)
+        if reps is None:
+            ctx.set_output(0, elem, [None] * len(src))
+            return
+        if len(reps) != len(src):
+            ctx.fail(f"Tile: repeats has {len(reps)} entries, input shape {src} has rank {len(src)}")
+    if any(S.is_int(r) and r < 0 for r in reps):
+        ctx.fail(f"Tile: repeats {reps} must be non-negative")
+    ctx.set_output(0, elem, [None if d is None or r is None else d * r for d, r in zip(src, reps)])

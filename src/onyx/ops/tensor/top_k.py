@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import compute_dtype, norm_axis, scalar_int
+from onyx.shape_inference import ShapeContext
 
 
 def top_k(x, k: int, axis: int, largest: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -88,3 +90,30 @@ def top_k_10(X, K, *, axis=-1):
 @op("TopK", since=11)
 def top_k_11(X, K, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - the attribute's name
     return top_k(X, scalar_int(K, "TopK: K"), axis, largest)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("TopK")
+def _top_k_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    if src is None:
+        ctx.set_output(0, elem, None)
+        ctx.set_output(1, S.INT64, None)
+        return
+    if not src:
+        ctx.fail("TopK: input must have rank >= 1, got a scalar")
+    ax = S.norm_axis(ctx, ctx.attr("axis", -1), len(src), "TopK: axis")
+    if ctx.opset < 10:
+        k = int(ctx.attr("k"))
+    else:
+        kv = S.int_values(ctx, 1)
+        k = kv[0] if kv is not None and len(kv) == 1 else ctx.new_dim()
+    if S.is_int(k) and (k < 0 or S.is_int(src[ax]) and k > src[ax]):
+        ctx.fail(f"TopK: k={k} out of range for axis {ax} of input shape {src}")
+    out = src[:ax] + [k] + src[ax + 1 :]
+    ctx.set_output(0, elem, out)
+    ctx.set_output(1, S.INT64, out)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import is_ml_dtype, norm_axis
+from onyx.shape_inference import ShapeContext
 
 
 def _object_unique_axis(x: np.ndarray, ax: int):
@@ -57,3 +59,28 @@ def unique_11(X, *, axis=None, sorted=1):  # noqa: A002 - the attribute's name
         first, counts, inverse = first[order], counts[order], rank[inverse]
     y = np.take(src, first, axis=ax)
     return y, first, inverse, counts
+
+
+# ---------------------------------------------------------------------------------------------------
+# shape rule
+
+
+@shape_rule("Unique")
+def _unique_shape(ctx: ShapeContext) -> None:
+    elem = ctx.input_elem(0)
+    src = ctx.input_shape(0)
+    u = ctx.new_dim()  # the number of unique values (or slices) depends on the data
+    axis = ctx.attr("axis", None)
+    if axis is None:
+        ctx.set_output(0, elem, [u])
+        inverse = [S.prod(src)]
+    elif src is None:
+        ctx.set_output(0, elem, None)
+        inverse = [None]
+    else:
+        ax = S.norm_axis(ctx, axis, len(src), "Unique: axis")
+        ctx.set_output(0, elem, src[:ax] + [u] + src[ax + 1 :])
+        inverse = [src[ax]]
+    ctx.set_output(1, S.INT64, [u])
+    ctx.set_output(2, S.INT64, inverse)
+    ctx.set_output(3, S.INT64, [u])

@@ -1,0 +1,196 @@
+"""Helpers shared by the shape rules of the tensor and reduce families.
+
+Dims are ``int``, :class:`~onyx.ir.symbolic.Sym` or ``None`` (unknown). These helpers never raise
+anything but through ``ctx.fail`` (a contradiction in the model), so a rule built on them cannot crash
+inference on a symbolic or unknown dim.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from onyx.ir.dtypes import DataType, from_numpy
+from onyx.ir.symbolic import DimLike, Sym
+
+Dim = DimLike | None
+INT64 = int(DataType.INT64)
+BOOL = int(DataType.BOOL)
+FLOAT = int(DataType.FLOAT)
+#: ends at or beyond this (INT64_MAX, INT_MAX, 2**62...) mean "to the end of the axis"
+HUGE = 1 << 30
+
+
+def known(d: Any) -> bool:
+    """A dim that is an int or a symbol (not None)."""
+    return d is not None
+
+
+def is_int(d: Any) -> bool:
+    return isinstance(d, int | np.integer) and not isinstance(d, bool)
+
+
+def sign(d: Dim) -> int | None:
+    """+1 when ``d`` is certainly >= 0, -1 when certainly < 0 (ints), or a symbol whose every
+    coefficient is negative; None when it cannot be told."""
+    if d is None:
+        return None
+    if is_int(d):
+        return 1 if d >= 0 else -1
+    if isinstance(d, Sym):
+        coefs = list(d.terms.values())
+        if all(c >= 0 for c in coefs):
+            return 1
+        if all(c <= 0 for c in coefs):
+            return -1
+    return None
+
+
+def prod(dims: list[Dim] | None) -> Dim:
+    """The product of the dims (1 for none), None if one is unknown."""
+    if dims is None:
+        return None
+    total: DimLike = 1
+    for d in dims:
+        if d is None:
+            return None
+        total = total * d
+    return total
+
+
+def div_exact(a: Dim, b: Dim) -> Dim:
+    """``a // b`` for dims: exact ints, exact symbolic quotients, otherwise an opaque symbol."""
+    if a is None or b is None:
+        return None
+    if is_int(b) and b == 0:
+        return None
+    if is_int(a) and is_int(b):
+        return a // b
+    if is_int(a) and isinstance(b, Sym):
+        return None  # an int divided by a symbol: not expressible
+    return a // b
+
+
+def ceil_div(a: Dim, b: int) -> Dim:
+    """ceil(a / b) for a positive int ``b``."""
+    if a is None:
+        return None
+    if b == 1:
+        return a
+    if is_int(a):
+        return -(-a // b)
+    return (a + (b - 1)) // b
+
+
+def merge(a: Dim, b: Dim) -> Dim:
+    """Two descriptions of one dim (must be equal at run time): the more specific one."""
+    if is_int(a):
+        return a
+    if is_int(b):
+        return b
+    return a if a is not None else b
+
+
+def same(a: Dim, b: Dim) -> bool | None:
+    """True/False when the two dims are certainly equal/different; None when it cannot be told."""
+    if a is None or b is None:
+        return None
+    if is_int(a) and is_int(b):
+        return a == b
+    if a == b:
+        return True
+    return None
+
+
+def norm_axis(ctx, axis: Any, rank: int, what: str = "axis") -> int:
+    """``axis`` in [-rank, rank) made non-negative; out of range is a contradiction (ctx.fail)."""
+    a = int(axis)
+    if not -rank <= a < rank:
+        ctx.fail(f"{what} {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def norm_axes(ctx, axes: list[Any], rank: int, what: str = "axes") -> list[int]:
+    out = [norm_axis(ctx, a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        ctx.fail(f"{what} {list(axes)} has repeated entries (rank {rank})")
+    return out
+
+
+def int_values(ctx, i: int) -> list[DimLike] | None:
+    """Input ``i``'s known value as a flat list of ints/symbols, or None when unknown or absent."""
+    if not ctx.has_input(i):
+        return None
+    try:
+        return ctx.input_ints(i)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def plain_ints(vals: list[DimLike] | None) -> list[int] | None:
+    """The list when every entry is an int, else None."""
+    if vals is None or not all(is_int(v) for v in vals):
+        return None
+    return [int(v) for v in vals]
+
+
+def vector_length(ctx, i: int) -> int | None:
+    """The length of 1-D input ``i`` when its shape is known (for shape-like inputs of unknown value)."""
+    s = ctx.input_shape(i)
+    if s is None:
+        return None
+    if len(s) == 0:
+        return 1
+    if len(s) == 1 and is_int(s[0]):
+        return int(s[0])
+    return None
+
+
+def axes_arg(ctx, input_index: int, attr: str = "axes") -> tuple[bool, list[DimLike] | None]:
+    """Axes given as an attribute (old opsets) or an optional input (new ones).
+
+    Returns ``(given, axes)``: given is False when neither is present; axes is None when the input is
+    present but its value is not known at load time.
+    """
+    a = ctx.attr(attr, None)
+    if a is not None:
+        return True, [int(x) for x in a]
+    if ctx.has_input(input_index):
+        return True, int_values(ctx, input_index)
+    return False, None
+
+
+def elem_of_array(value: Any) -> int | None:
+    """The ONNX element type of a numpy array (an attribute's tensor)."""
+    if value is None:
+        return None
+    try:
+        return int(from_numpy(np.asarray(value).dtype))
+    except Exception:  # noqa: BLE001 - an exotic dtype: leave the type unknown
+        return None
+
+
+def elem_code(to: Any) -> int | None:
+    """An element type given as a DataType code or (Cast-1) its name."""
+    if to is None:
+        return None
+    if isinstance(to, str):
+        try:
+            return int(DataType[to.strip().upper()])
+        except KeyError:
+            return None
+    try:
+        return int(DataType(int(to)))
+    except ValueError:
+        return None
+
+
+def dims_array(dims: Any) -> np.ndarray:
+    """A value holding dims (a list or one dim): int64 when all are ints, else an object array."""
+    flat = dims if isinstance(dims, list) else [dims]
+    if all(is_int(d) for d in flat):
+        return np.array(dims, dtype=np.int64)
+    arr = np.empty(len(flat), dtype=object)
+    arr[:] = flat
+    return arr if isinstance(dims, list) else arr.reshape(())
