@@ -83,8 +83,8 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
     m = w.shape[0]
     mult = m // c
     nd = len(kernel)
-    if mult == 1 and all(s == 1 for s in strides):
-        return _depthwise_flat(x, w, b, pb, pe, kernel, dilations, out)
+    if mult == 1:
+        return _depthwise_flat(x, w, b, pb, pe, kernel, strides, dilations, out)
     xp = pad_spatial(x, pb, pe)
     if mult == 1:
         wk = w.reshape((c, -1) + (1,) * nd)
@@ -113,29 +113,46 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
     return y
 
 
-def _depthwise_flat(x, w, b, pb, pe, kernel, dilations, out):
-    """Stride-1 depthwise convolution on the flattened padded plane.
+def _depthwise_flat(x, w, b, pb, pe, kernel, strides, dilations, out):
+    """Depthwise convolution on flattened (polyphase) planes.
 
-    With the padded image flattened per channel, every kernel offset is one contiguous shift of the
-    whole plane, so each multiply-add runs over one long contiguous run per channel instead of one
-    short run per output row. Positions that wrap across a row end land in columns that are cut off.
+    The padded image is split into its stride phases (one phase when the stride is 1) and each phase
+    is flattened per channel, so every kernel offset is one contiguous shift of a whole phase plane:
+    each multiply-add runs over one long contiguous run per channel instead of one short (strided)
+    run per output row. Positions that wrap across a row end land in columns that are cut off.
     """
     n, c = x.shape[:2]
     nd = len(kernel)
-    padded = tuple(x.shape[2 + i] + pb[i] + pe[i] for i in range(nd))
-    pstrides = [int(np.prod(padded[i + 1 :])) for i in range(nd)]
-    total = int(np.prod(padded))
-    length = out[0] * pstrides[0]
-    offsets = [sum(k[i] * dilations[i] * pstrides[i] for i in range(nd)) for k in np.ndindex(*kernel)]
-    xf = np.zeros((n, c, max(total, length + max(offsets))), dtype=x.dtype)
-    xf[:, :, :total].reshape((n, c) + padded)[
-        (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
-    ] = x
+    q = tuple(-(-(x.shape[2 + i] + pb[i] + pe[i]) // strides[i]) for i in range(nd))  # phase extents
+    qstrides = [int(np.prod(q[i + 1 :])) for i in range(nd)]
+    total = int(np.prod(q))
+    length = out[0] * qstrides[0]
+    taps = []
+    for k in np.ndindex(*kernel):
+        phase = tuple((k[i] * dilations[i]) % strides[i] for i in range(nd))
+        off = sum((k[i] * dilations[i]) // strides[i] * qstrides[i] for i in range(nd))
+        taps.append((phase, off))
+    width = max(total, length + max(off for _, off in taps))
+    inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
+    if all(st == 1 for st in strides):
+        flat = np.zeros((n, c, width), dtype=x.dtype)
+        flat[:, :, :total].reshape((n, c) + q)[inner] = x
+        planes = {(0,) * nd: flat}
+    else:
+        full = np.zeros((n, c) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
+        full[inner] = x
+        split = full.reshape((n, c) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
+        planes = {}
+        for phase in {ph for ph, _ in taps}:
+            plane = np.zeros((n, c, width), dtype=x.dtype)
+            sel = (slice(None), slice(None)) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
+            plane[:, :, :total].reshape((n, c) + q)[...] = split[sel]
+            planes[phase] = plane
     wk = w.reshape(c, -1, 1)
     acc = np.empty((n, c, length), dtype=x.dtype)
     tmp = np.empty_like(acc)
-    for j, off in enumerate(offsets):
-        view = xf[:, :, off : off + length]
+    for j, (phase, off) in enumerate(taps):
+        view = planes[phase][:, :, off : off + length]
         if j == 0:
             np.multiply(view, wk[:, 0], out=acc)
         else:
@@ -143,10 +160,8 @@ def _depthwise_flat(x, w, b, pb, pe, kernel, dilations, out):
             acc += tmp
     if b is not None:
         acc += b.reshape(c, 1)
-    full = acc.reshape((n, c, out[0]) + padded[1:])
-    return np.ascontiguousarray(
-        full[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])]
-    )
+    full_out = acc.reshape((n, c, out[0]) + q[1:])
+    return np.ascontiguousarray(full_out[(slice(None),) * 3 + tuple(slice(0, o) for o in out[1:])])
 
 
 @op("Conv", since=1)
