@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.ops.math._common import F32, NATIVE_FLOATS, norm_axis
+from onyx.ops.math._shape import check_axis
+from onyx.shape_inference import ShapeContext
 
 
 def softmax(x, axis):
@@ -52,3 +54,11 @@ def run(op_type, fn, x, axis, coerce_2d):
     else:
         y = fn(xc, ax)
     return y if y.dtype == dt else y.astype(dt)
+
+
+def axis_rule(ctx: ShapeContext) -> None:
+    """Softmax, LogSoftmax, Hardmax: the input's type and shape; ``axis`` (default 1 before opset 13,
+    -1 from 13) is checked against the rank."""
+    axis = ctx.attr("axis", 1 if ctx.opset < 13 else -1)
+    check_axis(ctx, int(axis), ctx.input_rank(0), ctx.node.op_type)
+    ctx.same_as_input(0)

@@ -4,7 +4,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _celu(x, alpha):
@@ -24,3 +25,6 @@ def celu_12(x, *, alpha=1.0):
     if alpha == 0:
         raise InvalidArgument("Celu: alpha must not be 0")
     return _run(x, alpha)
+
+
+shape_rule("Celu")(same_shape_rule)

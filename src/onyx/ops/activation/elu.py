@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _elu(x, alpha):
@@ -25,3 +26,6 @@ def elu_1(x, *, alpha=1.0, consumed_inputs=None):
 @op("Elu", since=6)
 def elu_6(x, *, alpha=1.0):
     return _run(x, alpha)
+
+
+shape_rule("Elu")(same_shape_rule)

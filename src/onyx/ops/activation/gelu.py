@@ -8,7 +8,8 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.activation._common import float_kernel
 from onyx.ops.math._erf import gelu
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
@@ -36,3 +37,6 @@ def gelu_20(x, *, approximate="none"):
     if approximate == "tanh":
         return _tanh_run(x)
     raise InvalidArgument(f"Gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+shape_rule("Gelu")(same_shape_rule)

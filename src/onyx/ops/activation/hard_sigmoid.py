@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def hard_sigmoid(x, alpha, beta):
@@ -25,3 +26,6 @@ def hard_sigmoid_1(x, *, alpha=0.2, beta=0.5, consumed_inputs=None):
 @op("HardSigmoid", since=6)
 def hard_sigmoid_6(x, *, alpha=0.2, beta=0.5):
     return _run(x, alpha, beta)
+
+
+shape_rule("HardSigmoid")(same_shape_rule)

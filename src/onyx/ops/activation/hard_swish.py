@@ -2,7 +2,8 @@
 
 from onyx.ops.activation._common import float_kernel
 from onyx.ops.activation.hard_sigmoid import hard_sigmoid
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _hard_swish(x):
@@ -17,3 +18,6 @@ _run = float_kernel(_hard_swish)
 @op("HardSwish", since=14)
 def hard_swish_14(x):
     return _run(x)
+
+
+shape_rule("HardSwish")(same_shape_rule)

@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _leaky(x, alpha):
@@ -27,3 +28,6 @@ def leaky_relu_1(x, *, alpha=0.01, consumed_inputs=None):
 @op("LeakyRelu", since=6)
 def leaky_relu_6(x, *, alpha=0.01):
     return _run(x, alpha)
+
+
+shape_rule("LeakyRelu")(same_shape_rule)

@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _mish(x):
@@ -19,3 +20,6 @@ _run = float_kernel(_mish)
 @op("Mish", since=18)
 def mish_18(x):
     return _run(x)
+
+
+shape_rule("Mish")(same_shape_rule)

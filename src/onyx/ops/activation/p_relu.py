@@ -7,7 +7,8 @@ that numpy would align with the last axis instead is reshaped to axis 1 for thos
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def _prelu(x, slope):
@@ -46,3 +47,6 @@ def p_relu_6(x, slope):
 @op("PRelu", since=7)
 def p_relu_7(x, slope):
     return _prelu(x, slope)
+
+
+shape_rule("PRelu")(same_shape_rule)  # slope broadcasts into X (unidirectionally): X's shape

@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 _ALPHA = 1.67326319217681884765625
 _GAMMA = 1.05070102214813232421875
@@ -30,3 +31,6 @@ def selu_1(x, *, alpha=_ALPHA, gamma=_GAMMA, consumed_inputs=None):
 @op("Selu", since=6)
 def selu_6(x, *, alpha=_ALPHA, gamma=_GAMMA):
     return _run(x, alpha, gamma)
+
+
+shape_rule("Selu")(same_shape_rule)

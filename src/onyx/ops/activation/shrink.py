@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("Shrink", since=9)
@@ -12,3 +13,6 @@ def shrink_9(x, *, bias=0.0, lambd=0.5):
     with np.errstate(invalid="ignore"):
         y = np.where(xc < -lambd, xc + bias, np.where(xc > lambd, xc - bias, 0))
     return y.astype(dt, copy=False)
+
+
+shape_rule("Shrink")(same_shape_rule)

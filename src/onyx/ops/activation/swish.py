@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.activation._common import float_kernel, sigmoid
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 def swish(x, alpha):
@@ -18,3 +19,6 @@ _run = float_kernel(swish)
 @op("Swish", since=24)
 def swish_24(x, *, alpha=1.0):
     return _run(x, alpha)
+
+
+shape_rule("Swish")(same_shape_rule)

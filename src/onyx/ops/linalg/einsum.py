@@ -9,7 +9,9 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.ops.registry import op
+from onyx.ops.math._shape import broadcast, merge_dim
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 _paths: dict = {}
 _MAX_CACHED = 512
@@ -51,3 +53,70 @@ def einsum_12(*inputs, equation):
         raise InvalidArgument(f"Einsum: equation {equation!r} does not fit inputs {shapes}: {e}") from None
     y = np.asarray(y)
     return y if y.dtype == dt else y.astype(dt)
+
+
+@shape_rule("Einsum")
+def _einsum_shape(ctx: ShapeContext) -> None:
+    """Output dims from the input labels: a label's dim is the broadcast of its dims over the operands
+    (the same label twice in one operand must agree); ``...`` dims broadcast right-aligned."""
+    n = sum(1 for i in range(ctx.num_inputs) if ctx.has_input(i))
+    equation = ctx.attr("equation")
+    if not isinstance(equation, str):
+        ctx.fail("attribute 'equation' is required")
+    try:
+        eq = explicit(equation, n)
+    except InvalidArgument as e:
+        ctx.fail(str(e))
+    lhs, rhs = eq.split("->")
+    terms = lhs.split(",")
+    for t in [*terms, rhs]:
+        letters = t.replace("...", "", 1)
+        if "." in letters or not all(ch.isascii() and ch.isalpha() for ch in letters):
+            ctx.fail(f"equation {equation!r}: bad term {t!r}")
+    seen = {ch for t in terms for ch in t if ch != "."}
+    labels: dict[str, list] = {}
+    ellipses: list[list | None] = []
+    for i, term in enumerate(terms):
+        shape = ctx.input_shape(i)
+        letters = term.replace("...", "")
+        if "..." in term:
+            pre, post = term.split("...")
+            if shape is None:
+                ellipses.append(None)
+                continue
+            k = len(shape) - len(letters)
+            if k < 0:
+                ctx.fail(f"term {term!r} has more labels than input {i}'s rank {len(shape)}")
+            ellipses.append(shape[len(pre) : len(pre) + k])
+            pairs = list(zip(pre, shape[: len(pre)])) + list(zip(post, shape[len(pre) + k :]))
+        else:
+            if shape is None:
+                continue
+            if len(shape) != len(letters):
+                ctx.fail(f"term {term!r} has {len(letters)} labels for input {i} of rank {len(shape)}")
+            pairs = list(zip(letters, shape))
+        mine: dict[str, object] = {}
+        for ch, d in pairs:
+            if ch in mine:
+                mine[ch] = merge_dim(ctx, mine[ch], d, f"label {ch!r} repeated in term {term!r}")
+            else:
+                mine[ch] = d
+        for ch, d in mine.items():
+            labels.setdefault(ch, []).append([d])
+    out: list | None = []
+    pre, dots, post = rhs.partition("...")
+    if not dots and any(e for e in ellipses):
+        ctx.fail(f"equation {equation!r}: the output must keep the '...' dims")
+    for part in (pre, "..." if dots else "", post):
+        if part == "...":
+            if any(e is None for e in ellipses):
+                out = None
+                break
+            out.extend(broadcast(ctx, ellipses) or [])  # type: ignore[arg-type]
+            continue
+        for ch in part:
+            if ch not in seen:
+                ctx.fail(f"equation {equation!r}: output label {ch!r} is not in any input")
+            got = broadcast(ctx, labels[ch]) if ch in labels else None
+            out.append(got[0] if got else None)  # type: ignore[union-attr]
+    ctx.set_output(0, ctx.input_elem(0), out)

@@ -6,7 +6,9 @@ optional from opset 11.
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.ops.registry import op
+from onyx.ops.math._shape import merge_dim
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 def _scale(y, k):
@@ -59,3 +61,31 @@ def gemm_7(a, b, c, *, alpha=1.0, beta=1.0, transA=0, transB=0):  # noqa: N803
 @op("Gemm", since=11)
 def gemm_11(a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):  # noqa: N803
     return gemm(a, b, c, alpha, beta, transA, transB)
+
+
+@shape_rule("Gemm")
+def _gemm_shape(ctx: ShapeContext) -> None:
+    """[M, K] x [K, N] -> [M, N] after transA/transB; a static C dim other than 1 fixes M or N."""
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    m = ka = kb = n = None
+    if a is not None:
+        if len(a) != 2:
+            ctx.fail(f"A must be 2-D, got {a}")
+        ka, m = a if ctx.attr("transA", 0) else reversed(a)
+    if b is not None:
+        if len(b) != 2:
+            ctx.fail(f"B must be 2-D, got {b}")
+        n, kb = b if ctx.attr("transB", 0) else reversed(b)
+    merge_dim(ctx, ka, kb, f"inner dims of A {a} and B {b} (transA/transB applied)")
+    c = ctx.input_shape(2)
+    if c is not None:
+        if len(c) > 2:
+            ctx.fail(f"C {c} does not broadcast to [M, N]")
+        cc = [1] * (2 - len(c)) + c
+        out = []
+        for d, cd, what in ((m, cc[0], "M"), (n, cc[1], "N")):
+            if isinstance(cd, int) and cd != 1:
+                d = merge_dim(ctx, d, cd, f"C {c} against {what}")
+            out.append(d)
+        m, n = out
+    ctx.set_output(0, ctx.input_elem(0), [m, n])

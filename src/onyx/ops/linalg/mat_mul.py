@@ -5,7 +5,9 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.ops.registry import op
+from onyx.ops.math._shape import broadcast, merge_dim
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 def matmul(a, b):
@@ -22,3 +24,27 @@ def mat_mul_1(a, b):
     if a.ndim == 0 or b.ndim == 0:
         raise InvalidArgument(f"MatMul: inputs must have rank >= 1, got {a.shape} and {b.shape}")
     return matmul(a, b)
+
+
+def matmul_dims(ctx: ShapeContext) -> list | None:
+    """numpy.matmul's output dims for inputs 0 and 1: a 1-D A gets a 1 prepended and a 1-D B a 1
+    appended, both removed again; the batch dims broadcast; the inner dims must agree."""
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if (a is not None and not a) or (b is not None and not b):
+        ctx.fail(f"inputs must have rank >= 1, got {a} and {b}")
+    if a is None or b is None:
+        return None
+    aa = [1, *a] if len(a) == 1 else a
+    bb = [*b, 1] if len(b) == 1 else b
+    merge_dim(ctx, aa[-1], bb[-2], f"inner dims of A {a} and B {b}")
+    dims = broadcast(ctx, [aa[:-2], bb[:-2]]) or []
+    if len(a) > 1:
+        dims.append(aa[-2])
+    if len(b) > 1:
+        dims.append(bb[-1])
+    return dims
+
+
+@shape_rule("MatMul")
+def _mat_mul_shape(ctx: ShapeContext) -> None:
+    ctx.set_output(0, ctx.input_elem(0), matmul_dims(ctx))

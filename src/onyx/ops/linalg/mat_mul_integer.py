@@ -7,7 +7,10 @@ The products run through float BLAS, exactly: float32 while K * 255 * 255 < 2**2
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ir.dtypes import DataType
+from onyx.ops.linalg.mat_mul import matmul_dims
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 def _centred(x, zp, axis, dt, name):
@@ -46,3 +49,9 @@ def mat_mul_integer_10(a, b, a_zero_point=None, b_zero_point=None):
     except ValueError:
         raise InvalidArgument(f"MatMulInteger: shapes {a.shape} and {b.shape} cannot be multiplied") from None
     return y.astype(np.int32)
+
+
+@shape_rule("MatMulInteger")
+def _mat_mul_integer_shape(ctx: ShapeContext) -> None:
+    """MatMul's shape; the products accumulate in int32."""
+    ctx.set_output(0, int(DataType.INT32), matmul_dims(ctx))

@@ -6,7 +6,8 @@ Opset 1 uses the legacy ``broadcast``/``axis`` rule; opset 7 on, numpy-style bro
 import numpy as np
 
 from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.registry import op
+from onyx.ops.math._shape import legacy_compare_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("And", since=1, until=7)
@@ -20,3 +21,6 @@ def and_7(a, b):
         return np.logical_and(a, b, out=...)
     except ValueError:
         raise broadcast_error("And", a, b) from None
+
+
+shape_rule("And")(legacy_compare_rule)

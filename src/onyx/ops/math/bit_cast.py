@@ -4,7 +4,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ir.dtypes import DataType, from_numpy
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 _SUB_BYTE = {
     DataType.UINT4: 4,
@@ -57,3 +58,25 @@ def bit_cast_26(x, *, to):
     if dt == np.bool_:
         return x.view(np.uint8) != 0
     return x.view(dt)
+
+
+@shape_rule("BitCast")
+def _bit_cast_shape(ctx: ShapeContext) -> None:
+    """The input's shape with element type ``to``; the bit widths must agree (no size change)."""
+    to = ctx.attr("to")
+    if to is None:
+        ctx.fail("attribute 'to' is required")
+    try:
+        t = DataType(int(to))
+    except ValueError:
+        ctx.fail(f"unknown element type code to={to}")
+    try:
+        s = None if ctx.input_elem(0) is None else DataType(ctx.input_elem(0))
+    except ValueError:
+        s = None
+    if s is not None:
+        if DataType.STRING in (s, t):
+            ctx.fail("string tensors cannot be bit-cast")
+        if s.bitwidth != t.bitwidth:
+            ctx.fail(f"input type {s.name} has {s.bitwidth} bits, target {t.name} has {t.bitwidth}")
+    ctx.set_output(0, int(t), ctx.input_shape(0))

@@ -9,7 +9,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import broadcast_error
-from onyx.ops.registry import op
+from onyx.ops.math._shape import elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("BitShift", since=11)
@@ -24,3 +25,6 @@ def bit_shift_11(x, y, *, direction):
         return f(x, y, out=...)
     except ValueError:
         raise broadcast_error("BitShift", x, y) from None
+
+
+shape_rule("BitShift")(elementwise_rule)

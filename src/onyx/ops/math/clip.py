@@ -6,7 +6,8 @@ Opsets 1-10 take the bounds as float attributes, opset 11 on as optional 0-d inp
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 _FLT_MAX = 3.4028234663852886e38
 
@@ -53,3 +54,6 @@ def clip_6(x, *, max=_FLT_MAX, min=-_FLT_MAX):  # noqa: A002 - the attribute nam
 @op("Clip", since=11)
 def clip_11(x, min=None, max=None):  # noqa: A002 - the input names
     return _clip(x, _bound(min, x, "min"), _bound(max, x, "max"))
+
+
+shape_rule("Clip")(same_shape_rule)  # bounds are scalars; opsets 1-10 hold them as attributes

@@ -3,7 +3,9 @@
 import numpy as np
 
 from onyx.ops.math._common import norm_axis, scalar_axis
-from onyx.ops.registry import op
+from onyx.ops.math._shape import check_axis
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 def cumulate(op_type, accumulate, identity, x, axis, exclusive, reverse):
@@ -34,3 +36,17 @@ def cumulate(op_type, accumulate, identity, x, axis, exclusive, reverse):
 @op("CumSum", since=11)
 def cum_sum_11(x, axis, *, exclusive=0, reverse=0):
     return cumulate("CumSum", np.add.accumulate, 0, x, axis, exclusive, reverse)
+
+
+def cumulate_rule(ctx: ShapeContext) -> None:
+    """CumSum and CumProd: the input's type and shape; a known axis is checked against the rank."""
+    axis = ctx.input_ints(1)
+    if axis is not None:
+        if len(axis) != 1:
+            ctx.fail(f"axis must be one integer, got {len(axis)} values")
+        if isinstance(axis[0], int):
+            check_axis(ctx, axis[0], ctx.input_rank(0), ctx.node.op_type)
+    ctx.same_as_input(0)
+
+
+shape_rule("CumSum")(cumulate_rule)

@@ -7,7 +7,8 @@ instead of trapping. Opsets 1-6 use the legacy ``broadcast``/``axis`` rule.
 import numpy as np
 
 from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.registry import op
+from onyx.ops.math._shape import legacy_elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _trunc_div(a, b):
@@ -38,3 +39,6 @@ def div_7(a, b):
         return np.true_divide(a, b, out=...)
     except ValueError:
         raise broadcast_error("Div", a, b) from None
+
+
+shape_rule("Div")(legacy_elementwise_rule)

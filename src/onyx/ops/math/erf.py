@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.math._erf import erf
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("Erf", since=9)
@@ -11,3 +12,6 @@ def erf_9(x):
     if x.dtype.kind in "iu":  # opset 9 also listed integer types
         return erf(x.astype(np.float64)).astype(x.dtype)
     return erf(x)
+
+
+shape_rule("Erf")(same_shape_rule)

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("Floor", since=1, until=6)
@@ -13,3 +14,6 @@ def floor_1(x, *, consumed_inputs=None):
 @op("Floor", since=6)
 def floor_6(x):
     return np.floor(x, out=...)
+
+
+shape_rule("Floor")(same_shape_rule)

@@ -6,7 +6,8 @@ Opset 1 uses the legacy ``broadcast``/``axis`` rule; opset 7 on, numpy-style bro
 import numpy as np
 
 from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.registry import op
+from onyx.ops.math._shape import legacy_compare_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Greater", since=1, until=7)
@@ -20,3 +21,6 @@ def greater_7(a, b):
         return np.greater(a, b, out=...)
     except ValueError:
         raise broadcast_error("Greater", a, b) from None
+
+
+shape_rule("Greater")(legacy_compare_rule)

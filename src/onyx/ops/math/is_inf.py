@@ -2,7 +2,9 @@
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ir.dtypes import DataType
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 @op("IsInf", since=10)
@@ -14,3 +16,8 @@ def is_inf_10(x, *, detect_negative=1, detect_positive=1):
     if detect_negative:
         return np.isinf(x, out=...) & np.signbit(x)
     return np.zeros(x.shape, dtype=np.bool_)
+
+
+@shape_rule("IsInf")
+def _is_inf_shape(ctx: ShapeContext) -> None:
+    ctx.same_as_input(0, elem=int(DataType.BOOL))

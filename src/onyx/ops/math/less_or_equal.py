@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.math._common import broadcast_error
-from onyx.ops.registry import op
+from onyx.ops.math._shape import compare_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("LessOrEqual", since=12)
@@ -12,3 +13,6 @@ def less_or_equal_12(a, b):
         return np.less_equal(a, b, out=...)
     except ValueError:
         raise broadcast_error("LessOrEqual", a, b) from None
+
+
+shape_rule("LessOrEqual")(compare_rule)

@@ -3,7 +3,8 @@
 import numpy as np
 
 from onyx.ops.math._common import variadic
-from onyx.ops.registry import op
+from onyx.ops.math._shape import elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def mean_n(xs):
@@ -21,3 +22,6 @@ def mean_1(*data_0, consumed_inputs=None):
 @op("Mean", since=6)
 def mean_6(*data_0):
     return mean_n(data_0)
+
+
+shape_rule("Mean")(elementwise_rule)

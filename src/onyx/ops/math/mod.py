@@ -8,7 +8,8 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import broadcast_error
-from onyx.ops.registry import op
+from onyx.ops.math._shape import elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Mod", since=10)
@@ -22,3 +23,6 @@ def mod_10(a, b, *, fmod=0):
     except ValueError:
         raise broadcast_error("Mod", a, b) from None
     raise InvalidArgument(f"Mod: attribute fmod must be 0 or 1, got {fmod}")
+
+
+shape_rule("Mod")(elementwise_rule)

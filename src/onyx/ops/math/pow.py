@@ -7,7 +7,8 @@ is computed through float64 and truncated (as ``(T)pow((double)x, (double)y)``).
 import numpy as np
 
 from onyx.ops.math._common import F32, NATIVE_FLOATS, broadcast_error, legacy_broadcast
-from onyx.ops.registry import op
+from onyx.ops.math._shape import legacy_elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 def _int_pow(x, y):
@@ -52,3 +53,6 @@ def pow_7(x, y):
         return _pow(x, y)
     except ValueError:
         raise broadcast_error("Pow", x, y) from None
+
+
+shape_rule("Pow")(legacy_elementwise_rule)

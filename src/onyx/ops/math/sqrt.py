@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("Sqrt", since=1, until=6)
@@ -13,3 +14,6 @@ def sqrt_1(x, *, consumed_inputs=None):
 @op("Sqrt", since=6)
 def sqrt_6(x):
     return np.sqrt(x, out=...)
+
+
+shape_rule("Sqrt")(same_shape_rule)

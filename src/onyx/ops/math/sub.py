@@ -6,7 +6,8 @@ Opsets 1-6 use the legacy ``broadcast``/``axis`` rule; opset 7 on, numpy-style b
 import numpy as np
 
 from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.registry import op
+from onyx.ops.math._shape import legacy_elementwise_rule
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Sub", since=1, until=6)
@@ -25,3 +26,6 @@ def sub_7(a, b):
         return np.subtract(a, b, out=...)
     except ValueError:
         raise broadcast_error("Sub", a, b) from None
+
+
+shape_rule("Sub")(legacy_elementwise_rule)

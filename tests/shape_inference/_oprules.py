@@ -1,0 +1,207 @@
+"""Helpers for the shape-rule tests of the math, activation and linalg families.
+
+Models are built with onnx.helper (tests only); onyx's inference is compared with onnx's own
+(strict mode) and with the outputs of the official node-suite cases.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.helper as oh
+from onnx import numpy_helper
+
+import onyx
+from onyx.ir.dtypes import from_numpy
+from onyx.ir.symbolic import Sym, parse_dim
+from onyx.ir.types import TensorType
+
+OPS_DIR = Path(onyx.__file__).parent / "ops"
+
+
+@functools.cache
+def family_ops(family: str) -> frozenset[str]:
+    """Every op type registered (default domain) in src/onyx/ops/<family>/."""
+    names = set()
+    for f in (OPS_DIR / family).glob("*.py"):
+        names.update(re.findall(r'@op\("(\w+)"(?!, domain)', f.read_text()))
+    return frozenset(names)
+
+
+MINE = ("math", "activation", "linalg")
+
+
+def all_mine() -> frozenset[str]:
+    return frozenset().union(*(family_ops(f) for f in MINE))
+
+
+def model(
+    op_type: str,
+    inputs: list[tuple],
+    attrs: dict | None = None,
+    opset: int = 21,
+    n_out: int = 1,
+    inits: dict[str, np.ndarray] | None = None,
+) -> onnx.ModelProto:
+    """One node; ``inputs`` are (name, elem, dims) with dims a list (ints/str/None) or None (no rank);
+    an empty name is an absent optional input. Outputs carry no type. ``inits`` are initializers."""
+    inits = inits or {}
+    vis = []
+    for name, elem, dims in inputs:
+        if not name or name in inits:
+            continue
+        vis.append(oh.make_tensor_value_info(name, elem, dims))
+    node = oh.make_node(op_type, [i[0] for i in inputs], [f"y{k}" for k in range(n_out)], **(attrs or {}))
+    g = oh.make_graph(
+        [node],
+        "g",
+        vis,
+        [oh.make_empty_tensor_value_info(f"y{k}") for k in range(n_out)],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)], ir_version=10)
+
+
+def _dim(d):
+    if d is None or isinstance(d, int):
+        return d
+    return parse_dim(d)
+
+
+def onyx_types(m: onnx.ModelProto, strict: bool = True) -> dict[str, tuple[int | None, list | None]]:
+    """Each node output's (elem, dims) after onyx's inference; dims ints, Sym or None."""
+    om = onyx.load(m.SerializeToString())
+    onyx.infer_shapes(om, strict=strict)
+    out = {}
+    for node in om.graph.nodes:
+        for v in node.outputs:
+            t = v.type
+            if isinstance(t, TensorType):
+                dims = None if t.shape is None else [_dim(d) for d in t.shape.dims]
+                out[v.name] = (t.elem_type or None, dims)
+            else:
+                out[v.name] = (None, None)
+    return out
+
+
+def infer(op_type: str, inputs: list[tuple], attrs: dict | None = None, **kw):
+    """(elem, dims) of output 0 by onyx."""
+    return onyx_types(model(op_type, inputs, attrs, **kw))["y0"]
+
+
+def onnx_types(m: onnx.ModelProto) -> dict[str, tuple[int | None, list | None]]:
+    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            continue
+        dims = None
+        if tt.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+        out[vi.name] = (tt.elem_type or None, dims)
+    return out
+
+
+def same_as_onnx(m: onnx.ModelProto) -> dict:
+    """Infer with both; assert onyx knows every elem, rank and dim onnx knows (named dims equal).
+    Returns onyx's types."""
+    ours = onyx_types(m)
+    theirs = onnx_types(m)
+    for name, (elem, dims) in theirs.items():
+        if name not in ours:
+            continue
+        o_elem, o_dims = ours[name]
+        if elem:
+            assert o_elem == elem, f"{name}: onyx elem {o_elem}, onnx {elem}"
+        if dims is None:
+            continue
+        assert o_dims is not None, f"{name}: onyx lost the rank; onnx gives {dims}"
+        assert len(o_dims) == len(dims), f"{name}: onyx {o_dims}, onnx {dims}"
+        for k, (a, b) in enumerate(zip(o_dims, dims)):
+            if isinstance(b, int):
+                assert a == b, f"{name} dim {k}: onyx {a}, onnx {b} (onyx {o_dims}, onnx {dims})"
+            elif isinstance(b, str) and not b.startswith("unk__"):
+                assert str(a) == b, f"{name} dim {k}: onyx {a}, onnx {b} (onyx {o_dims}, onnx {dims})"
+    return ours
+
+
+def dims_str(dims) -> list | None:
+    return None if dims is None else [d if d is None or isinstance(d, int) else str(d) for d in dims]
+
+
+# ---------------------------------------------------------------------------------------------
+# the official node suite
+
+
+@functools.cache
+def _cases():
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return tuple(collect_testcases())
+
+
+def suite_cases(family: str) -> list:
+    """Node-suite cases whose ops (default domain) are all from my families, one at least from
+    ``family``."""
+    mine, fam = all_mine(), family_ops(family)
+    out = []
+    for c in _cases():
+        ops = {n.op_type for n in c.model.graph.node}
+        if any(n.domain not in ("", "ai.onnx") for n in c.model.graph.node):
+            continue
+        if ops <= mine and ops & fam:
+            out.append(c)
+    return out
+
+
+def _strip(m: onnx.ModelProto, symbolic: bool) -> onnx.ModelProto:
+    """The case's model with untyped outputs and no value_info (so that the rules do the work);
+    with ``symbolic``, every input dim replaced by a fresh name."""
+    m2 = onnx.ModelProto()
+    m2.CopyFrom(m)
+    g = m2.graph
+    del g.value_info[:]
+    names = [o.name for o in g.output]
+    del g.output[:]
+    g.output.extend(oh.make_empty_tensor_value_info(n) for n in names)
+    if symbolic:
+        for i, vi in enumerate(g.input):
+            if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+                for k, d in enumerate(vi.type.tensor_type.shape.dim):
+                    d.Clear()
+                    d.dim_param = f"s{i}_{k}"
+    return m2
+
+
+def check_case(case) -> None:
+    """The inferred outputs of a node-suite case agree with its expected outputs: element type, rank
+    and static dims (all of them when the inputs are static; those onyx claims when they are named)."""
+    expected = case.data_sets[0][1] if case.data_sets else None
+    names = [o.name for o in case.model.graph.output]
+    for symbolic in (False, True):
+        got = onyx_types(_strip(case.model, symbolic))
+        if expected is None:
+            continue
+        for name, arr in zip(names, expected):
+            if not isinstance(arr, np.ndarray):
+                continue
+            elem, dims = got[name]
+            want_elem = int(from_numpy(arr.dtype))
+            assert elem == want_elem, f"{case.name} {name}: elem {elem}, expected {want_elem}"
+            assert dims is not None, f"{case.name} {name}: rank unknown, expected {arr.shape}"
+            assert len(dims) == arr.ndim, f"{case.name} {name}: dims {dims_str(dims)}, expected {arr.shape}"
+            for k, (d, n) in enumerate(zip(dims, arr.shape)):
+                if symbolic:
+                    assert d is None or isinstance(d, Sym) or d == n, (
+                        f"{case.name} {name} (named inputs) dim {k}: {d}, expected {n}"
+                    )
+                else:
+                    assert d == n, f"{case.name} {name} dim {k}: {dims_str(dims)}, expected {arr.shape}"
