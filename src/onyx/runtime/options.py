@@ -81,7 +81,7 @@ class SessionOptions:
 
 
 class RunOptions:
-    """Per-run options, with onnxruntime's field names. With ``terminate`` set, run() raises Fail."""
+    """Per-run options, with onnxruntime's field names. Setting ``terminate`` stops runs, also in flight."""
 
     def __init__(self) -> None:
         self.log_severity_level = 2

@@ -53,11 +53,15 @@ class BoundSubgraph:
         "output_types",
         "num_inputs",
         "num_outputs",
+        "profile",
+        "stop",
     )
 
-    def __init__(self, plan: Plan, outer_env: list[Any]):
+    def __init__(self, plan: Plan, outer_env: list[Any], profile: list | None = None, stop: Any = None):
         self.plan = plan
         self.outer_env = outer_env
+        self.profile = profile  # the run's profile list: subgraph nodes are timed too
+        self.stop = stop  # the run's RunOptions: terminate stops subgraphs (Loop bodies) too
         self.input_names = plan.input_names
         self.output_names = plan.output_names
         self.output_types = plan.output_types  # declared types (TypeBase or None), e.g. for empty scans
@@ -65,7 +69,11 @@ class BoundSubgraph:
         self.num_outputs = len(plan.output_names)
 
     def __call__(self, *args: Any) -> list[Any]:
-        return self.plan.run(list(args), self.outer_env)
+        return self.plan.run(list(args), self.outer_env, self.profile, self.stop)
+
+
+class Terminated(Fail):
+    """A run stopped because its RunOptions.terminate was set."""
 
 
 def _frozen(a: Any) -> Any:
@@ -309,7 +317,11 @@ class Plan:
             st.frees = tuple(frees.get(i, ()))
 
     # -- running -------------------------------------------------------------------------------
-    def run(self, inputs: list[Any], outer_env: list[Any] | None, profile: list | None = None) -> list[Any]:
+    def run(
+        self, inputs: list[Any], outer_env: list[Any] | None, profile: list | None = None, stop: Any = None
+    ) -> list[Any]:
+        """Run the steps. ``profile`` collects (node, t0, t1) per node; ``stop`` (RunOptions) is checked
+        before each node: once its ``terminate`` is set the run raises :class:`Terminated`."""
         env = self.template.copy()
         if outer_env is not None:
             for mine, theirs in self.imports:
@@ -324,11 +336,17 @@ class Plan:
                 for name in st.subgraphs:
                     m = kwargs[name]
                     kwargs[name] = (
-                        [BoundSubgraph(p, env) for p in m.plan] if m.many else BoundSubgraph(m.plan, env)
+                        [BoundSubgraph(p, env, profile, stop) for p in m.plan]
+                        if m.many
+                        else BoundSubgraph(m.plan, env, profile, stop)
                     )
+            if stop is not None and stop.terminate:
+                raise Terminated(f"run terminated (RunOptions.terminate is set) before {st.node.describe()}")
             t0 = time.perf_counter() if profile is not None else 0.0
             try:
                 res = st.fn(*args, **kwargs)
+            except Terminated:
+                raise
             except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
                 raise _kernel_failure(st, args, e) from e
             if profile is not None:

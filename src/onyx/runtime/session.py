@@ -230,13 +230,13 @@ class InferenceSession:
         if self._profiling:
             profile: list = []
             t0 = time.perf_counter()
-            outs = self._plan.run(inputs, None, profile)
+            outs = self._plan.run(inputs, None, profile, run_options)
             record = (threading.get_native_id(), t0, time.perf_counter(), profile)
             with self._lock:
                 if self._profiling:
                     self._profile.append(record)
         else:
-            outs = self._plan.run(inputs, None, None)
+            outs = self._plan.run(inputs, None, None, run_options)
         return [_output(outs[i], fed_roots) for i in out_idx]
 
     def run_with_ort_values(self, output_names, input_feed, run_options=None):
