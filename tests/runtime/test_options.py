@@ -146,3 +146,65 @@ def test_intra_op_num_threads_of_one_session_does_not_leak_into_another():
         assert 1 in blas_threads()
         default.run(None, {"x": X})
         assert blas_threads() == before
+
+
+_STOP = {"ro": None, "after": 0, "calls": 0}
+
+
+@onyx.custom_op("CountAndStop", domain="test.runtime.options")
+def _count_and_stop(x):
+    _STOP["calls"] += 1
+    if _STOP["calls"] >= _STOP["after"] and _STOP["ro"] is not None:
+        _STOP["ro"].terminate = True  # as another thread would, while the run is in flight
+    return x + np.float32(1)
+
+
+def _loop_model(body_nodes):
+    body = helper.make_graph(
+        body_nodes + [helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [
+            tensor("i", TensorProto.INT64, []),
+            tensor("cond_in", TensorProto.BOOL, []),
+            tensor("a", TensorProto.FLOAT, None),
+        ],
+        [tensor("cond_out", TensorProto.BOOL, []), tensor("b", TensorProto.FLOAT, None)],
+    )
+    return make_model(
+        [helper.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="the_loop")],
+        [tensor("n", TensorProto.INT64, []), tensor("x", TensorProto.FLOAT, [2])],
+        [tensor("y", TensorProto.FLOAT, None)],
+        extra_opsets={"test.runtime.options": 1},
+    )
+
+
+def test_run_options_terminate_stops_a_run_in_flight():
+    model = _loop_model([helper.make_node("CountAndStop", ["a"], ["b"], domain="test.runtime.options")])
+    s = onyx.InferenceSession(model.SerializeToString())
+    feeds = {"n": np.array(1000, np.int64), "x": np.zeros(2, np.float32)}
+    ro = onyx.RunOptions()
+    _STOP.update(ro=ro, after=3, calls=0)
+    try:
+        with pytest.raises(onyx.Fail, match="terminate"):
+            s.run(None, feeds, ro)
+        assert _STOP["calls"] == 3  # stopped inside the Loop, not after 1000 iterations
+        _STOP.update(ro=None)
+        assert s.run(None, feeds)[0].tolist() == [1000.0, 1000.0]
+    finally:
+        _STOP.update(ro=None)
+
+
+def test_profiling_times_subgraph_nodes(tmp_path):
+    model = _loop_model(
+        [helper.make_node("Neg", ["a"], ["m"], name="inner_neg"), helper.make_node("Neg", ["m"], ["b"])]
+    )
+    so = onyx.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(tmp_path / "prof")
+    s = onyx.InferenceSession(model.SerializeToString(), so)
+    assert s.run(None, {"n": np.array(3, np.int64), "x": np.ones(2, np.float32)})[0].tolist() == [1.0, 1.0]
+    events = json.loads(open(s.end_profiling()).read())
+    names = [e["name"] for e in events if e["cat"] == "Node"]
+    assert names.count("the_loop_kernel_time") == 1
+    assert names.count("inner_neg_kernel_time") == 3
+    assert len(names) >= 1 + 2 * 3  # the Loop, and every body node of every iteration
