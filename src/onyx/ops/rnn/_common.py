@@ -242,3 +242,59 @@ def split_bias(B, D: int, gates: int, H: int, dtype: np.dtype) -> tuple[np.ndarr
         raise InvalidArgument(f"B has shape {B.shape}, expected {(D, 2 * gates * H)}")
     B = B.astype(dtype, copy=False)
     return B[:, : gates * H], B[:, gates * H :]
+
+
+def recurrent_shape_rule(gates: int, num_states: int):
+    """A shape rule for RNN (gates=1), GRU (3) and LSTM (4): Y and the final states (Y_h[, Y_c]).
+
+    layout 0: X [seq, batch, input], Y [seq, D, batch, H], Y_h/Y_c [D, batch, H];
+    layout 1: X [batch, seq, input], Y [batch, seq, D, H], Y_h/Y_c [batch, D, H].
+    hidden_size comes from the attribute, else from W ([D, gates*H, input]) or R ([D, gates*H, H]).
+    """
+
+    def rule(ctx) -> None:
+        direction = ctx.attr("direction", "forward")
+        if direction in ("forward", "foward", "reverse"):
+            D = 1
+        elif direction == "bidirectional":
+            D = 2
+        else:
+            ctx.fail(f"direction must be forward, reverse or bidirectional, got {direction!r}")
+        layout = int(ctx.attr("layout", 0) or 0) if ctx.opset >= 14 else 0
+        if layout not in (0, 1):
+            ctx.fail(f"layout must be 0 or 1, got {layout}")
+        x, w, r = ctx.input_shape(0), ctx.input_shape(1), ctx.input_shape(2)
+        for name, s, rank in (("X", x, 3), ("W", w, 3), ("R", r, 3)):
+            if s is not None and len(s) != rank:
+                ctx.fail(f"{name} must have rank {rank}, got shape {s}")
+        H = ctx.attr("hidden_size", None)
+        if H is None and r is not None:
+            H = r[2]
+        if H is None and w is not None and w[1] is not None:
+            H = w[1] // gates if isinstance(w[1], int) else None
+        for name, s in (("W", w), ("R", r)):
+            if s is None:
+                continue
+            if isinstance(s[0], int) and s[0] != D:
+                ctx.fail(f"{name} has {s[0]} directions but direction={direction!r} needs {D}, shape {s}")
+            if isinstance(s[1], int) and isinstance(H, int) and s[1] != gates * H:
+                ctx.fail(f"{name} dim 1 is {s[1]}, expected {gates}*hidden_size={gates * H}, shape {s}")
+        if x is not None and w is not None:
+            a, b = x[2], w[2]
+            if isinstance(a, int) and isinstance(b, int) and a != b:
+                ctx.fail(f"X has input size {a} but W has {b} (X {x}, W {w})")
+        seq = batch = None
+        if x is not None:
+            seq, batch = (x[0], x[1]) if layout == 0 else (x[1], x[0])
+        elem = ctx.input_elem(0)
+        if layout == 0:
+            y = [seq, D, batch, H]
+            state = [D, batch, H]
+        else:
+            y = [batch, seq, D, H]
+            state = [batch, D, H]
+        ctx.set_output(0, elem, y)
+        for k in range(num_states):
+            ctx.set_output(1 + k, elem, state)
+
+    return rule

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op
-from onyx.ops.rnn._common import Prepared, activations, split_bias
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
 
 
 def _gru(
@@ -231,3 +231,6 @@ def gru_14(
         linear_before_reset=linear_before_reset,
         num_outputs=_num_outputs,
     )
+
+
+shape_rule("GRU")(recurrent_shape_rule(gates=3, num_states=1))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
-from onyx.ops.rnn._common import Prepared, activations, split_bias
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
 
 
 def _lstm(
@@ -214,3 +214,6 @@ def lstm_14(
         layout=layout,
         num_outputs=_num_outputs,
     )
+
+
+shape_rule("LSTM")(recurrent_shape_rule(gates=4, num_states=2))

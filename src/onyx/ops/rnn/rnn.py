@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op
-from onyx.ops.rnn._common import Prepared, activations, split_bias
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
 
 
 def _rnn(
@@ -157,3 +157,6 @@ def rnn_14(
         layout=layout,
         num_outputs=_num_outputs,
     )
+
+
+shape_rule("RNN")(recurrent_shape_rule(gates=1, num_states=1))
