@@ -42,14 +42,14 @@ def group_normalization_18(X, scale, bias, *, epsilon=1e-5, num_groups):
 
 @op("GroupNormalization", since=21)
 def group_normalization_21(X, scale, bias, *, epsilon=1e-5, num_groups, stash_type=1):
-    y = back(_normalized(X, num_groups, epsilon, stash_type), X.dtype)
     c = X.shape[1]
     if scale.shape != (c,) or bias.shape != (c,):
         raise InvalidArgument(f"GroupNormalization: scale {scale.shape} and bias {bias.shape} must be ({c},)")
+    y = _normalized(X, num_groups, epsilon, stash_type)
     shp = (c,) + (1,) * (X.ndim - 2)
-    y *= scale.astype(X.dtype, copy=False).reshape(shp)
-    y += bias.astype(X.dtype, copy=False).reshape(shp)
-    return y
+    y *= scale.astype(y.dtype, copy=False).reshape(shp)
+    y += bias.astype(y.dtype, copy=False).reshape(shp)
+    return back(y, X.dtype)
 
 
 shape_rule("GroupNormalization")(same_shape_rule)

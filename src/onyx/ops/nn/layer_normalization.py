@@ -24,10 +24,12 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
         inv = mean.copy()
     else:
         y, mean, inv = standardize_rows(x2, epsilon)
-    y = back(y.reshape(X.shape), X.dtype)
-    y *= Scale.astype(X.dtype, copy=False)
+    # the affine stage runs in the stash precision too (one rounding to X's type at the end)
+    y = y.reshape(X.shape)
+    y *= Scale.astype(y.dtype, copy=False)
     if B is not None:
-        y += B.astype(X.dtype, copy=False)
+        y += B.astype(y.dtype, copy=False)
+    y = back(y, X.dtype)
     if _num_outputs == 1:
         return y
     stat_shape = lead + (1,) * (X.ndim - ax)

@@ -27,12 +27,9 @@ def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     ms += st.type(epsilon)
     np.sqrt(ms, out=ms)
     y = x2 / ms
-    y = back(y.reshape(X.shape), X.dtype)
-    odt = scale.dtype
-    if odt == X.dtype:
-        y *= scale
-        return y
-    return (y.astype(np.float32) * scale.astype(np.float32)).astype(odt)
+    y = y.reshape(X.shape)
+    y *= scale.astype(y.dtype, copy=False)
+    return back(y, scale.dtype)
 
 
 shape_rule("RMSNormalization")(same_shape_rule)
