@@ -10,14 +10,20 @@ from onyx.ops.nn._shapes import conv_transpose_rule
 from onyx.ops.registry import op, shape_rule
 
 
-def col2im_add(cols: np.ndarray, full_shape, kernel, strides, dilations, in_shape, dtype) -> np.ndarray:
-    """Scatter-add ``cols`` (N, M, *kernel, *in_shape) into a zero (N, M, *full_shape) image.
+def col2im_add(
+    cols: np.ndarray, full_shape, kernel, strides, dilations, in_shape, dtype, bias=None
+) -> np.ndarray:
+    """Scatter-add ``cols`` (N, M, *kernel, *in_shape) into a zero (or ``bias``) (N, M, *full_shape) image.
 
     Column (k, i) lands at position ``i * stride + k * dilation``; one strided add per kernel offset.
     """
     nd = len(kernel)
     n, m = cols.shape[:2]
-    y = np.zeros((n, m) + tuple(full_shape), dtype=dtype)
+    if bias is None:
+        y = np.zeros((n, m) + tuple(full_shape), dtype=dtype)
+    else:
+        y = np.empty((n, m) + tuple(full_shape), dtype=dtype)
+        y[...] = bias.reshape((m,) + (1,) * nd)
     for kidx in np.ndindex(*kernel):
         sl = tuple(
             slice(
@@ -106,24 +112,24 @@ def conv_transpose(
     # the full image must hold every column and the cropped window [pb, pb + out)
     full = tuple(max(natural[i], pb[i] + out[i]) + max(0, -pb[i]) for i in range(nd))
     shift = tuple(max(0, -pb[i]) for i in range(nd))
+    bias = None
+    if B is not None:
+        if B.shape != (m,):
+            raise InvalidArgument(f"ConvTranspose: B of shape {B.shape}, expected ({m},)")
+        bias = B.astype(ct, copy=False)
     if any(shift):
         y = np.zeros((n, m) + full, dtype=ct)
         inner = col2im_add(cols, natural, kernel, strides, dilations, in_shape, ct)
         y[(slice(None), slice(None)) + tuple(slice(shift[i], shift[i] + natural[i]) for i in range(nd))] = (
             inner
         )
+        if bias is not None:
+            y += bias.reshape((m,) + (1,) * nd)
     else:
-        y = col2im_add(cols, full, kernel, strides, dilations, in_shape, ct)
-    y = y[
-        (slice(None), slice(None))
-        + tuple(slice(pb[i] + shift[i], pb[i] + shift[i] + out[i]) for i in range(nd))
-    ]
-    if B is not None:
-        if B.shape != (m,):
-            raise InvalidArgument(f"ConvTranspose: B of shape {B.shape}, expected ({m},)")
-        y = y + B.astype(ct, copy=False).reshape((m,) + (1,) * nd)
-    else:
-        y = np.ascontiguousarray(y)
+        y = col2im_add(cols, full, kernel, strides, dilations, in_shape, ct, bias)
+    crop = tuple(slice(pb[i] + shift[i], pb[i] + shift[i] + out[i]) for i in range(nd))
+    if y.shape[2:] != tuple(out):
+        y = np.ascontiguousarray(y[(slice(None), slice(None)) + crop])
     return back(y, dtype)
 
 
