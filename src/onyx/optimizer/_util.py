@@ -97,6 +97,7 @@ class Scope:
                 if not any(lst is outs for lst in lists):
                     lists.append(outs)
         self.function_bodies = {id(f.graph) for f in model.functions}
+        self._pending: dict[int, tuple[Graph, dict[int, tuple[Node, list[Node]]]]] = {}
         self._names: set[str] | None = None
         self._counter = 0
 
@@ -239,12 +240,51 @@ class Scope:
         if not self.replace_value(out, inp):
             return False
         if node.graph is not None and not any(self.is_used(v) for v in node.outputs):
-            remove_nodes(node.graph, [node])
+            self.remove(node)
         return True
 
+    # -- deferred node-list edits (one pass over each edited graph's node list, in flush) ---------
     def remove(self, node: Node) -> None:
-        if node.graph is not None:
-            remove_nodes(node.graph, [node])
+        """Detach ``node`` (and its subgraphs) now; drop it from its graph's node list at flush."""
+        self.replace_node(node, [])
+
+    def replace_node(self, node: Node, new_nodes: list[Node]) -> None:
+        """Put ``new_nodes`` where ``node`` is (at flush); ``node`` is detached now and marked removed."""
+        g = node.graph
+        if g is None:
+            return
+        detach_deep(node)
+        node.graph = None
+        for n in new_nodes:
+            n.graph = g
+        self._pending.setdefault(id(g), (g, {}))[1][id(node)] = (node, new_nodes)
+
+    def nodes(self, entry: GraphEntry) -> Iterator[Node]:
+        """The nodes of a graph as they were when the loop started, skipping those removed since."""
+        for n in list(entry.graph.nodes):
+            if n.graph is entry.graph:
+                yield n
+
+    def flush(self) -> None:
+        """Apply the pending removals and replacements to the node lists."""
+        for g, edits in self._pending.values():
+            out: list[Node] = []
+            gone: set[int] = set()
+            for n in g.nodes:
+                e = edits.get(id(n))
+                if e is None:
+                    out.append(n)
+                    continue
+                gone.update(id(v) for v in n.outputs)
+                out.extend(e[1])
+            g.nodes[:] = out
+            if g.value_info:
+                g.value_info[:] = [
+                    v
+                    for v in g.value_info
+                    if id(v) not in gone or (v.producer is not None and v.producer.graph is not None)
+                ]
+        self._pending.clear()
 
 
 def make_initializer(graph: Graph, name: str, array: Any) -> Value:
@@ -463,8 +503,3 @@ def elem_of_array(arr: np.ndarray) -> int | None:
         return int(from_numpy(arr.dtype))
     except OnyxError:
         return None
-
-
-def iter_nodes(entry: GraphEntry) -> Iterator[Node]:
-    """The nodes of one graph, tolerant of removals during iteration (a snapshot)."""
-    yield from list(entry.graph.nodes)

@@ -10,7 +10,7 @@ def eliminate_cast(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Cast", "CastLike") or not node.inputs or len(node.outputs) != 1:
                 continue
             x = node.inputs[0]
@@ -27,4 +27,5 @@ def eliminate_cast(model: Model) -> bool:
             if dst is None or dst != src:
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)  # type: ignore[arg-type]
+    sc.flush()
     return changed

@@ -99,7 +99,7 @@ def fuse_conv_bn(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for bn in list(entry.graph.nodes):
+        for bn in sc.nodes(entry):
             if not is_op(bn, "BatchNormalization") or not bn.inputs or bn.inputs[0] is None:
                 continue
             y = bn.inputs[0]
@@ -123,4 +123,5 @@ def fuse_conv_bn(model: Model) -> bool:
             sc.replace_value(bn.outputs[0], y)
             sc.remove(bn)
             changed = True
+    sc.flush()
     return changed

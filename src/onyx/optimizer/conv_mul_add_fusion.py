@@ -30,7 +30,7 @@ def fuse_conv_mul_add(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Mul", "Add") or len(node.inputs) != 2 or len(node.outputs) != 1:
                 continue
             if entry.opset(node.domain) < 7:
@@ -60,4 +60,5 @@ def fuse_conv_mul_add(model: Model) -> bool:
                     sc.remove(node)
                     changed = True
                 break
+    sc.flush()
     return changed

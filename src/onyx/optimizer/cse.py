@@ -18,7 +18,7 @@ import numpy as np
 from onyx.ir.model import Attr, AttrType, Graph, Model, Node
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ops import registry
-from onyx.optimizer._util import RANDOM_OPS, Scope, has_subgraphs, remove_nodes
+from onyx.optimizer._util import RANDOM_OPS, Scope, has_subgraphs
 
 SHARE_LIMIT = 1024  # elements: larger equal initializers are rare and comparing them costs
 _DOMAINS = ("", "ai.onnx.ml")
@@ -106,7 +106,6 @@ def eliminate_common_subexpressions(model: Model) -> bool:
         g = entry.graph
         changed |= _share_initializers(sc, g)
         seen: dict[Any, Node] = {}
-        removed: list[Node] = []
         for node in g.nodes:
             if node.op_type in _SKIP or (node.domain or "") not in (*_DOMAINS, "ai.onnx"):
                 continue
@@ -123,6 +122,6 @@ def eliminate_common_subexpressions(model: Model) -> bool:
                 if sc.is_used(mine) and sc.replace_value(mine, theirs):
                     changed = True
             if not any(sc.is_used(v) for v in node.outputs):
-                removed.append(node)
-        remove_nodes(g, removed)
+                sc.remove(node)
+    sc.flush()
     return changed

@@ -17,7 +17,7 @@ def eliminate_dropout(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Dropout") or not node.inputs or node.inputs[0] is None or not node.outputs:
                 continue
             if any(sc.is_used(v) for v in node.outputs[1:]):
@@ -27,4 +27,5 @@ def eliminate_dropout(model: Model) -> bool:
                 if t is None or t.size != 1 or bool(np.asarray(t).reshape(-1)[0]):
                     continue
             changed |= sc.bypass(node, node.outputs[0], node.inputs[0])
+    sc.flush()
     return changed

@@ -25,7 +25,7 @@ def eliminate_expand(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Expand") or len(node.inputs) != 2 or len(node.outputs) != 1:
                 continue
             x, s = node.inputs
@@ -34,4 +34,5 @@ def eliminate_expand(model: Model) -> bool:
             if x is None or shape is None or dims is None or not _noop(dims, shape):
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)
+    sc.flush()
     return changed

@@ -10,11 +10,12 @@ def eliminate_identity(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Identity") or len(node.inputs) != 1 or len(node.outputs) != 1:
                 continue
             x = node.inputs[0]
             if x is None:
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)
+    sc.flush()
     return changed

@@ -32,7 +32,7 @@ def fuse_matmul_add(model: Model) -> bool:
         if entry.opset("") < 7:
             continue
         g = entry.graph
-        for add in list(g.nodes):
+        for add in sc.nodes(entry):
             if not is_op(add, "Add") or len(add.inputs) != 2 or len(add.outputs) != 1:
                 continue
             for k in (0, 1):
@@ -54,14 +54,11 @@ def fuse_matmul_add(model: Model) -> bool:
                     continue
                 out = add.outputs[0]
                 gemm = Node("Gemm", [a, b, c_val], [], name=mm.name or add.name)
-                idx = g.nodes.index(add)
-                add.detach()
+                sc.replace_node(add, [gemm])
                 add.outputs = []
                 gemm.append_output(out)
-                g.nodes[idx] = gemm
-                gemm.graph = g
-                add.graph = None
                 sc.remove(mm)
                 changed = True
                 break
+    sc.flush()
     return changed

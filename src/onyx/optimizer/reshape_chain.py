@@ -41,7 +41,7 @@ def fold_reshape_chains(model: Model) -> bool:
     for entry in sc.graphs():
         if entry.opset("") < 5:
             continue  # Reshape-1 takes the shape as an attribute
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Reshape") or len(node.inputs) != 2 or len(node.outputs) != 1:
                 continue
             mid, s = node.inputs
@@ -63,4 +63,5 @@ def fold_reshape_chains(model: Model) -> bool:
             if not sc.is_used(mid):
                 sc.remove(first)
             changed = True
+    sc.flush()
     return changed

@@ -43,7 +43,7 @@ def eliminate_slice(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if (
                 not is_op(node, "Slice")
                 or not node.inputs
@@ -73,4 +73,5 @@ def eliminate_slice(model: Model) -> bool:
             if not _takes_all(starts, ends, axes, steps, value_dims(x)):
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)
+    sc.flush()
     return changed

@@ -38,7 +38,7 @@ def fold_squeeze_unsqueeze(model: Model) -> bool:
     sc = Scope(model)
     changed = False
     for entry in sc.graphs():
-        for node in list(entry.graph.nodes):
+        for node in sc.nodes(entry):
             if not is_op(node, "Squeeze", "Unsqueeze") or len(node.outputs) != 1 or not node.inputs:
                 continue
             mid = node.inputs[0]
@@ -63,4 +63,5 @@ def fold_squeeze_unsqueeze(model: Model) -> bool:
                 if s1 is None or s1 != s2 or dims is None or any(dims[a] != 1 for a in s1):
                     continue
             changed |= sc.bypass(node, node.outputs[0], x)
+    sc.flush()
     return changed
