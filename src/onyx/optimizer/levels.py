@@ -47,6 +47,32 @@ def _basic() -> list[Pass]:
 LEVELS: dict[int, list[Pass]] = {0: [], 1: _basic(), 2: [], 3: [], 99: []}
 
 
+def _extended() -> list[Pass]:
+    """The EXTENDED level (onnxruntime's ORT_ENABLE_EXTENDED): fusions into com.microsoft ops."""
+    from onyx.optimizer.attention_fusion import attention_fusion
+    from onyx.optimizer.bias_gelu_fusion import bias_gelu_fusion
+    from onyx.optimizer.conv_activation_fusion import conv_activation_fusion
+    from onyx.optimizer.gelu_fusion import gelu_fusion
+    from onyx.optimizer.gemm_activation_fusion import gemm_activation_fusion
+    from onyx.optimizer.layer_norm_fusion import layer_norm_fusion
+    from onyx.optimizer.matmul_fusion import matmul_fusion
+    from onyx.optimizer.skip_layer_norm_fusion import skip_layer_norm_fusion
+
+    return [
+        gelu_fusion,
+        layer_norm_fusion,
+        attention_fusion,
+        skip_layer_norm_fusion,
+        bias_gelu_fusion,
+        conv_activation_fusion,
+        gemm_activation_fusion,
+        matmul_fusion,
+    ]
+
+
+LEVELS[2] = _extended()
+
+
 def passes_for(level: int) -> list[Pass]:
     """The passes of a level (levels are cumulative)."""
     out: list[Pass] = []

@@ -1,0 +1,367 @@
+"""Pattern-matching helpers shared by the EXTENDED-level fusion passes.
+
+A fusion finds a connected group of nodes computing one result, checks that nothing outside the
+group reads their intermediate values, and replaces the group by one node that takes over the
+group's final output :class:`Value` (so its name, type and uses stay as they were). Nodes left dead
+upstream (shape arithmetic that fed only the group) are swept afterwards.
+
+Constants are initializers that no feed can override, or outputs of ``Constant`` nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from onyx.errors import OnyxError
+from onyx.ir.model import AttrType, Graph, Model, Node, Value
+from onyx.ir.tensor import SparseTensor, Tensor
+from onyx.ir.types import TensorType
+
+MS = "com.microsoft"
+_DEFAULT = ("", "ai.onnx")
+_SIDE_EFFECTS = frozenset(
+    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+)
+
+
+def is_op(node: Node | None, *op_types: str, domain: str | None = None) -> bool:
+    if node is None or node.op_type not in op_types:
+        return False
+    d = node.domain or ""
+    return d in _DEFAULT if domain is None else d == domain
+
+
+def prod(v: Value | None, *op_types: str, domain: str | None = None) -> Node | None:
+    """The producer of ``v`` when it is one of ``op_types``."""
+    if v is None:
+        return None
+    p = v.producer
+    return p if is_op(p, *op_types, domain=domain) else None
+
+
+class Ctx:
+    """One graph being rewritten: which values are graph inputs/outputs, what is constant."""
+
+    def __init__(self, model: Model, graph: Graph):
+        self.model = model
+        self.graph = graph
+        self.opset = model.opsets.get("", 1)
+        self.output_ids = {id(v) for v in graph.outputs}
+        self.input_ids = {id(v) for v in graph.inputs}
+        self._infos: dict | None = None
+
+    # -- constants --------------------------------------------------------------------------
+    def const(self, v: Value | None) -> np.ndarray | None:
+        if v is None or id(v) in self.input_ids:
+            return None
+        p = v.producer
+        if p is None:
+            c = v.const
+            if isinstance(c, Tensor | SparseTensor):
+                try:
+                    return c.numpy()
+                except (OnyxError, ValueError, TypeError):
+                    return None
+            return None
+        if is_op(p, "Constant") and len(p.attributes) == 1:
+            a = next(iter(p.attributes.values()))
+            if a.ref_attr_name:
+                return None
+            if a.name == "value" and a.type == AttrType.TENSOR:
+                try:
+                    return a.value.numpy()
+                except (OnyxError, ValueError, TypeError):
+                    return None
+            if a.name == "value_float":
+                return np.asarray(a.value, np.float32)
+            if a.name == "value_int":
+                return np.asarray(a.value, np.int64)
+            if a.name == "value_floats":
+                return np.asarray(a.value, np.float32)
+            if a.name == "value_ints":
+                return np.asarray(a.value, np.int64)
+        return None
+
+    def scalar(self, v: Value | None) -> float | None:
+        """The value of a one-element float/int constant."""
+        c = self.const(v)
+        if c is None or c.size != 1 or c.dtype.kind not in "fiu":
+            return None
+        return float(c.reshape(-1)[0])
+
+    def ints(self, v: Value | None) -> list[int] | None:
+        c = self.const(v)
+        if c is None or c.dtype.kind not in "iu":
+            return None
+        return [int(x) for x in c.reshape(-1)]
+
+    # -- uses -------------------------------------------------------------------------------
+    def is_output(self, v: Value) -> bool:
+        return id(v) in self.output_ids
+
+    def single_use(self, v: Value) -> bool:
+        return len(v.uses) == 1 and id(v) not in self.output_ids
+
+    def private(self, nodes: Iterable[Node], keep: Value) -> bool:
+        """Whether every output of ``nodes`` except ``keep`` is read only by ``nodes``."""
+        ids = {id(n) for n in nodes}
+        for n in nodes:
+            for v in n.outputs:
+                if v is keep:
+                    continue
+                if id(v) in self.output_ids:
+                    return False
+                if any(id(u) not in ids for u, _ in v.uses):
+                    return False
+        return True
+
+    # -- types ------------------------------------------------------------------------------
+    def dims(self, v: Value | None) -> list | None:
+        """Dims of ``v`` (ints, symbols or None) from its declared type, a constant, or inference."""
+        if v is None:
+            return None
+        c = self.const(v) if v.producer is None or is_op(v.producer, "Constant") else None
+        if c is not None:
+            return list(c.shape)
+        t = v.type
+        declared = list(t.shape.dims) if isinstance(t, TensorType) and t.shape is not None else None
+        if declared is not None and all(d is not None for d in declared):
+            return declared
+        info = self.infos().get(id(v))
+        if info is not None and info.dims is not None:
+            got = list(info.dims)
+            if declared is None or len(declared) != len(got):
+                return got if declared is None else declared
+            return [d if d is not None else g for d, g in zip(declared, got)]
+        return declared
+
+    def rank(self, v: Value | None) -> int | None:
+        d = self.dims(v)
+        return None if d is None else len(d)
+
+    def elem(self, v: Value | None) -> int | None:
+        if v is None:
+            return None
+        t = v.type
+        if isinstance(t, TensorType) and t.elem_type:
+            return int(t.elem_type)
+        c = self.const(v)
+        if c is not None:
+            from onyx.ir.dtypes import from_numpy
+
+            try:
+                return int(from_numpy(c.dtype))
+            except OnyxError:
+                return None
+        info = self.infos().get(id(v))
+        return None if info is None else info.elem
+
+    def infos(self) -> dict:
+        """What shape inference knows (computed once, lazily; nothing is written to the model)."""
+        if self._infos is None:
+            self._infos = {}
+            if self.graph is self.model.graph:
+                try:
+                    from onyx.shape_inference import _Inference
+
+                    inf = _Inference(self.model, False)
+                    inf.infer_graph(self.model.graph)
+                    self._infos = inf.infos
+                except Exception:  # noqa: BLE001 - inference is a hint here; no hint, no fusion
+                    self._infos = {}
+        return self._infos
+
+    def invalidate(self) -> None:
+        self._infos = None
+
+    def same_dims(self, a: Value, b: Value) -> bool:
+        """Whether ``a`` and ``b`` are known to have equal shapes (every dim known, equal)."""
+        da, db = self.dims(a), self.dims(b)
+        if da is None or db is None or len(da) != len(db):
+            return False
+        return all(x is not None and y is not None and _dim_eq(x, y) for x, y in zip(da, db))
+
+    # -- rewriting --------------------------------------------------------------------------
+    def replace(self, nodes: list[Node], out: Value, new: Node | list[Node], at: Node | None = None) -> None:
+        """Replace ``nodes`` (a group whose only external result is ``out``) by ``new``: the last
+        new node takes ``out`` over as its first output; the new nodes go where ``out``'s producer
+        was; the group is removed and what fed only the group is swept."""
+        g = self.graph
+        news = new if isinstance(new, list) else [new]
+        last = out.producer
+        assert last is not None
+        pos = g.nodes.index(at if at is not None else last)
+        # take the value over: the old producer loses it
+        last.outputs[last.outputs.index(out)] = Value(out.name + "__fused_away")
+        out.producer = news[-1]
+        out.index = 0
+        news[-1].outputs.insert(0, out)
+        for k, v in enumerate(news[-1].outputs):
+            v.index = k
+        for k, n in enumerate(news):
+            g.insert_node(pos + k, n)
+        feeders = [v for n in nodes for v in n.inputs if v is not None]
+        ids = {id(n) for n in nodes}
+        for n in nodes:
+            n.detach()
+            n.graph = None
+        g.nodes[:] = [n for n in g.nodes if id(n) not in ids]
+        self.sweep(feeders)
+        ensure_ms_opset(self.model)
+        self.invalidate()
+
+    def sweep(self, values: Iterable[Value]) -> None:
+        """Remove the producers of ``values`` (recursively upwards) that nothing reads any more."""
+        g = self.graph
+        dead: set[int] = set()
+        stack = [v for v in values if v is not None]
+        while stack:
+            v = stack.pop()
+            p = v.producer
+            if p is None or p.graph is not g or id(p) in dead or p.op_type in _SIDE_EFFECTS:
+                continue
+            if any(o.uses or id(o) in self.output_ids for o in p.outputs):
+                continue
+            if any(True for _ in p.subgraphs()):
+                continue
+            dead.add(id(p))
+            p.detach()
+            stack.extend(i for i in p.inputs if i is not None)
+        if dead:
+            for n in g.nodes:
+                if id(n) in dead:
+                    n.graph = None
+            g.nodes[:] = [n for n in g.nodes if id(n) not in dead]
+
+    def new_const(self, array: np.ndarray, hint: str) -> Value:
+        """A new initializer of this graph with a fresh name."""
+        name = fresh_name(self.graph, hint)
+        arr = np.asarray(array)
+        t = Tensor.from_numpy(arr, name)
+        from onyx.ir.types import Shape
+
+        v = Value(name, TensorType(t.data_type, Shape(t.dims)), const=t)
+        self.graph.add_initializer(v)
+        return v
+
+
+def _dim_eq(x, y) -> bool:
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001
+        return str(x) == str(y)
+
+
+_counter = [0]
+
+
+def fresh_name(graph: Graph, hint: str) -> str:
+    names = set(graph.initializers)
+    for n in graph.nodes:
+        names.update(v.name for v in n.outputs)
+    names.update(v.name for v in graph.inputs)
+    while True:
+        _counter[0] += 1
+        name = f"{hint}__ext{_counter[0]}"
+        if name not in names:
+            return name
+
+
+def ensure_ms_opset(model: Model) -> None:
+    """Import com.microsoft version 1 when the model does not yet."""
+    if not any(d == MS for d, _ in model.opset_imports):
+        model.opset_imports.append((MS, 1))
+
+
+def graphs(model: Model) -> Iterator[Graph]:
+    """The main graph and, recursively, its subgraphs (function bodies are left alone)."""
+    stack = [model.graph]
+    while stack:
+        g = stack.pop()
+        yield g
+        for n in g.nodes:
+            stack.extend(n.subgraphs())
+
+
+def run_on_graphs(model: Model, fn) -> bool:
+    """Apply ``fn(ctx, node) -> bool`` to every node of every graph (a snapshot of each list)."""
+    changed = False
+    for g in list(graphs(model)):
+        ctx = Ctx(model, g)
+        for node in list(g.nodes):
+            if node.graph is not g:
+                continue
+            if fn(ctx, node):
+                changed = True
+    return changed
+
+
+def other_input(node: Node, v: Value) -> Value | None:
+    """For a binary node reading ``v``, its other input."""
+    a, b = node.inputs[0], node.inputs[1]
+    if a is v:
+        return b
+    if b is v:
+        return a
+    return None
+
+
+def split_const(ctx: Ctx, node: Node) -> tuple[Value, np.ndarray] | None:
+    """For a binary node with exactly one constant input: (the other input, the constant)."""
+    if len(node.inputs) != 2 or node.inputs[0] is None or node.inputs[1] is None:
+        return None
+    a, b = node.inputs
+    ca, cb = ctx.const(a), ctx.const(b)
+    if cb is not None and ca is None:
+        return a, cb
+    if ca is not None and cb is None:
+        return b, ca
+    return None
+
+
+def close(x: float | None, want: float, rel: float = 1e-4) -> bool:
+    return x is not None and math.isfinite(x) and abs(x - want) <= rel * abs(want)
+
+
+def attr(node: Node, name: str, default=None):
+    a = node.attributes.get(name)
+    if a is None:
+        return default
+    if a.ref_attr_name:
+        raise LookupError(name)
+    v = a.value
+    if isinstance(v, bytes):
+        return v.decode("utf-8", errors="replace")
+    return v
+
+
+def make_node(
+    op_type: str,
+    inputs: list[Value | None],
+    n_out: int = 1,
+    domain: str = MS,
+    name: str | None = None,
+    **attrs,
+) -> Node:
+    """A node whose first output is filled in by :meth:`Ctx.replace` (the other outputs are fresh)."""
+    from onyx.ir.builder import make_attr
+
+    outs = [Value(f"{name or op_type}_out{k}") for k in range(1, n_out)]
+    while inputs and inputs[-1] is None:
+        inputs = inputs[:-1]
+    return Node(
+        op_type,
+        list(inputs),
+        outs,
+        {k: make_attr(k, v) for k, v in attrs.items() if v is not None},
+        domain=domain,
+        name=name,
+    )
+
+
+def float_elem(ctx: Ctx, v: Value) -> bool:
+    """Whether ``v`` is known to be float32/float16/float64/bfloat16."""
+    return ctx.elem(v) in (1, 10, 11, 16)
