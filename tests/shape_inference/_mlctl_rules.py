@@ -239,6 +239,14 @@ def dims_str(dims) -> list | None:
     return None if dims is None else [d if d is None or isinstance(d, int) else str(d) for d in dims]
 
 
+def _elem_and_shape(value) -> tuple[int, tuple]:
+    """ONNX element type and shape of a value: numpy array (strings: object) or TensorProto."""
+    if isinstance(value, onnx.TensorProto):
+        return value.data_type, tuple(value.dims)
+    arr = np.asarray(value)
+    return (8 if arr.dtype == object or arr.dtype.kind in "US" else int(from_numpy(arr.dtype))), arr.shape
+
+
 def agrees_with_value(t, value, where: str = "") -> None:
     """An onyx type agrees with a run's output value (tensor, list of tensors/maps, dict, None)."""
     if value is None:
@@ -255,19 +263,16 @@ def agrees_with_value(t, value, where: str = "") -> None:
             want = 8 if isinstance(k, str) else 7
             assert t.key_type == want, f"{where}: map key {t.key_type}, value has {type(k)}"
         return
-    arr = np.asarray(value)
+    want, shape = _elem_and_shape(value)
     if isinstance(t, OptionalType):
         t = t.elem
-    assert isinstance(t, TensorType), f"{where}: {t} for a tensor {arr.dtype}{arr.shape}"
-    want = 8 if arr.dtype == object or arr.dtype.kind in "US" else int(from_numpy(arr.dtype))
-    assert t.elem_type == want, f"{where}: elem {t.elem_type}, value {arr.dtype}"
-    assert t.shape is not None, f"{where}: rank unknown, value {arr.shape}"
+    assert isinstance(t, TensorType), f"{where}: {t} for a tensor of {want}{shape}"
+    assert t.elem_type == want, f"{where}: elem {t.elem_type}, value {want}"
+    assert t.shape is not None, f"{where}: rank unknown, value {shape}"
     dims = [_dim(d) for d in t.shape.dims]
-    assert len(dims) == arr.ndim, f"{where}: {dims_str(dims)}, value {arr.shape}"
-    for k, (d, n) in enumerate(zip(dims, arr.shape)):
-        assert d is None or isinstance(d, Sym) or d == n, (
-            f"{where} dim {k}: {dims_str(dims)}, value {arr.shape}"
-        )
+    assert len(dims) == len(shape), f"{where}: {dims_str(dims)}, value {shape}"
+    for k, (d, n) in enumerate(zip(dims, shape)):
+        assert d is None or isinstance(d, Sym) or d == n, f"{where} dim {k}: {dims_str(dims)}, value {shape}"
 
 
 def same_as_run(m: onnx.ModelProto, feeds: dict, oracle: str = "onnxruntime") -> dict:
@@ -345,19 +350,18 @@ def check_case(case, symbolic: bool = True, require_known: bool = True) -> None:
                 if require_known or t is not None:
                     agrees_with_value(t, value, where)
                 continue
-            arr = np.asarray(value)
+            want, shape = _elem_and_shape(value)
             if isinstance(t, OptionalType):
                 t = t.elem
             elem, dims = td(t)
             if not require_known and dims is None:
                 continue
-            want = 8 if arr.dtype == object else int(from_numpy(arr.dtype))
             assert elem == want, f"{where}: elem {elem}, expected {want}"
-            assert dims is not None, f"{where}: rank unknown, expected {arr.shape}"
-            assert len(dims) == arr.ndim, f"{where}: dims {dims_str(dims)}, expected {arr.shape}"
-            for k, (d, n) in enumerate(zip(dims, arr.shape)):
+            assert dims is not None, f"{where}: rank unknown, expected {shape}"
+            assert len(dims) == len(shape), f"{where}: dims {dims_str(dims)}, expected {shape}"
+            for k, (d, n) in enumerate(zip(dims, shape)):
                 if sym or not require_known:
                     ok = d is None or isinstance(d, Sym) or d == n
                 else:  # static inputs: exact, or a fresh symbol for a data-dependent dim
                     ok = d == n or (isinstance(d, Sym) and "unk__" in str(d))
-                assert ok, f"{where} dim {k}: {dims_str(dims)}, expected {arr.shape}"
+                assert ok, f"{where} dim {k}: {dims_str(dims)}, expected {shape}"

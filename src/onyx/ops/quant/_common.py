@@ -114,3 +114,30 @@ def saturate_cast(v: np.ndarray, out: np.dtype, saturate: int = 1) -> np.ndarray
             v = np.where(np.abs(v) > m, np.nan, v) if np.any(np.abs(v) > m) else v
         return np.asarray(v).astype(np.float32, copy=False).astype(out)
     raise InvalidArgument(f"unsupported quantized type {out}")
+
+
+def matmul_dims(a: list | None, b: list | None, fail) -> list | None:
+    """numpy.matmul's output dims of symbolic shapes (1-D operands promoted and the added axis
+    dropped); ``fail(msg)`` on mismatched static inner dims; None when a rank is unknown."""
+    from onyx.shape_inference import broadcast_dims
+
+    if a is None or b is None:
+        return None
+    if not a or not b:
+        fail(f"matmul operands must not be scalars, got {a} and {b}")
+    a2 = [1, *a] if len(a) == 1 else list(a)
+    b2 = [*b, 1] if len(b) == 1 else list(b)
+    k1, k2 = a2[-1], b2[-2]
+    if isinstance(k1, int) and isinstance(k2, int) and k1 != k2:
+        fail(f"shapes {a} and {b} do not multiply ({k1} != {k2})")
+    batch = broadcast_dims([a2[:-2], b2[:-2]])
+    out = [*batch, a2[-2], b2[-1]] if batch is not None else None
+    if out is not None:
+        if len(a) == 1:
+            del out[-2]
+        if len(b) == 1:
+            del out[-1]
+    return out
+
+
+FLOAT_OUTPUTS = (1, 10, 16)  # float, float16, bfloat16: DequantizeLinear's possible output types

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.quant._common import broadcast_param, dtype_from_attr
-from onyx.ops.registry import op
+from onyx.ops.quant._common import FLOAT_OUTPUTS, broadcast_param, dtype_from_attr
+from onyx.ops.registry import op, shape_rule
 
 
 def _dequantize(x, x_scale, x_zero_point, *, axis=1, block_size=0, output_dtype=0):
@@ -61,3 +61,20 @@ def dequantize_linear_21(x, x_scale, x_zero_point=None, *, axis=1, block_size=0)
 @op("DequantizeLinear", since=23)
 def dequantize_linear_23(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=0):
     return _dequantize(x, x_scale, x_zero_point, axis=axis, block_size=block_size, output_dtype=output_dtype)
+
+
+@shape_rule("DequantizeLinear")
+def _dequantize_linear_shape(ctx) -> None:
+    """y: x's shape; float (before 19), else output_dtype (23+), else x_scale's type (float8e8m0
+    scales give float)."""
+    x, zp = ctx.input_elem(0), ctx.input_elem(2) if ctx.has_input(2) else None
+    if x is not None and zp is not None and x != zp:
+        ctx.fail(f"x_zero_point type {zp} differs from x type {x}")
+    out = int(ctx.attr("output_dtype", 0) or 0) if ctx.opset >= 23 else 0
+    if not out:
+        scale = ctx.input_elem(1)
+        if ctx.opset < 19:
+            out = 1
+        elif scale is not None:
+            out = scale if scale in FLOAT_OUTPUTS else 1
+    ctx.set_output(0, out or None, ctx.input_shape(0))

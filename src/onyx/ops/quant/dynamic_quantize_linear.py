@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("DynamicQuantizeLinear", since=11)
@@ -25,3 +25,11 @@ def dynamic_quantize_linear_11(x):
     q += np.float32(zp)
     np.clip(q, 0, 255, out=q)
     return q.astype(np.uint8), np.asarray(scale, dtype=np.float32), np.asarray(zp, dtype=np.uint8)
+
+
+@shape_rule("DynamicQuantizeLinear")
+def _dynamic_quantize_linear_shape(ctx) -> None:
+    """y: uint8 of x's shape; y_scale: float scalar; y_zero_point: uint8 scalar."""
+    ctx.set_output(0, 2, ctx.input_shape(0))
+    ctx.set_output(1, 1, [])
+    ctx.set_output(2, 2, [])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.quant._common import saturate_cast
-from onyx.ops.registry import op
+from onyx.ops.quant._common import matmul_dims, saturate_cast
+from onyx.ops.registry import op, shape_rule
 
 
 def _row_param(p: np.ndarray, a: np.ndarray, which: str) -> np.ndarray:
@@ -72,3 +72,11 @@ def qlinear_matmul_10(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scal
 @op("QLinearMatMul", since=21)
 def qlinear_matmul_21(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
     return _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+
+
+@shape_rule("QLinearMatMul")
+def _qlinear_matmul_shape(ctx) -> None:
+    """numpy.matmul's shape of a and b, element type of y_zero_point."""
+    dims = matmul_dims(ctx.input_shape(0), ctx.input_shape(3), ctx.fail)
+    elem = ctx.input_elem(7) if ctx.has_input(7) else ctx.input_elem(0)
+    ctx.set_output(0, elem, dims)

@@ -7,7 +7,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.quant._common import broadcast_param, dtype_from_attr, saturate_cast
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
@@ -92,3 +92,14 @@ def quantize_linear_23(
         output_dtype=output_dtype,
         precision=precision,
     )
+
+
+@shape_rule("QuantizeLinear")
+def _quantize_linear_shape(ctx) -> None:
+    """y: x's shape; element type output_dtype (21+), else y_zero_point's type, else uint8."""
+    out = int(ctx.attr("output_dtype", 0) or 0) if ctx.opset >= 21 else 0
+    zp = ctx.input_elem(2) if ctx.has_input(2) else None
+    if out and zp is not None and zp != out:
+        ctx.fail(f"output_dtype {out} differs from the y_zero_point type {zp}")
+    elem = out or (zp if ctx.has_input(2) else 2)
+    ctx.set_output(0, elem, ctx.input_shape(0))
