@@ -43,7 +43,8 @@ class ModelMetadata:
         self.domain = model.domain or ""
         self.description = model.doc_string or ""
         self.graph_description = (model.graph.doc_string if model.graph is not None else "") or ""
-        self.version = model.model_version or 0
+        # onnxruntime reports INT64_MAX for a model that does not set model_version
+        self.version = model.model_version if model.model_version is not None else (1 << 63) - 1
         self.custom_metadata_map = dict(model.metadata_props)
 
 
