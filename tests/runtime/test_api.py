@@ -393,3 +393,14 @@ def test_optional_input_may_be_left_out():
     got, want = onyx_session(model), ort_session(model)
     for feeds in ({}, {"oi": None}, {"oi": np.ones(2, np.float32)}):
         assert_same(got.run(None, feeds)[0], want.run(None, feeds)[0])
+
+
+def test_modelmeta_and_provider_options_defaults_match_onnxruntime():
+    model = _identity_model()
+    model.ClearField("producer_name")
+    want, got = ort_session(model), onyx_session(model)
+    for field in ("producer_name", "graph_name", "domain", "description", "version", "custom_metadata_map"):
+        assert getattr(got.get_modelmeta(), field) == getattr(want.get_modelmeta(), field), field
+    assert got.get_provider_options() == want.get_provider_options()
+    assert got.get_providers() == want.get_providers()
+    assert str(got.get_inputs()[0]) == str(want.get_inputs()[0])

@@ -176,3 +176,22 @@ def test_pickle_after_the_file_is_rewritten(tmp_path):
     path.write_bytes(absm.SerializeToString() + b"")  # another model, so another size
     x = np.array([1.0, -2.0], np.float32)
     assert pickle.loads(pickle.dumps(s)).run(None, {"x": x})[0].tolist() == [-1.0, 2.0]
+
+
+def test_pickle_session_with_external_data(tmp_path):
+    import onnx
+    from onnx import numpy_helper
+
+    model = _mlp_model()
+    for i, t in enumerate(list(model.graph.initializer)):  # raw_data, which external data needs
+        model.graph.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
+    onnx.save_model(
+        model, str(tmp_path / "ext.onnx"), save_as_external_data=True, location="ext.data", size_threshold=16
+    )
+    assert (tmp_path / "ext.data").exists()
+    s = onyx.InferenceSession(str(tmp_path / "ext.onnx"))
+    blob = pickle.dumps(s)
+    (tmp_path / "ext.data").rename(tmp_path / "moved.data")  # the pickle carries the weights
+    x = _inputs(0)
+    for g, w in zip(pickle.loads(blob).run(None, {"x": x}), s.run(None, {"x": x})):
+        np.testing.assert_array_equal(g, w)
