@@ -41,11 +41,12 @@ def _lowest(dtype):
 def separable_reduce(xp, kernel, strides, dilations, out, ufunc):
     """Reduce windows axis by axis (max and sum are separable): sum(k_i) passes instead of prod(k_i).
 
-    The last axis goes first, so the later passes read whole contiguous rows.
+    The outer axes go first: their passes read whole contiguous rows, and the innermost axis (whose
+    strided reads are the slow part) is reduced last, on the smallest array.
     """
     y = xp
     nd = len(kernel)
-    for d in reversed(range(nd)):
+    for d in range(nd):
         axis = 2 + d
         if kernel[d] == 1 and strides[d] == 1 and y.shape[axis] == out[d]:
             continue
