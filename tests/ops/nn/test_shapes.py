@@ -167,3 +167,23 @@ def test_shape_rule_matches_kernel(case):
         assert t is not None and t.shape is not None, f"{op}: no inferred type for {v.name}"
         assert list(t.shape.dims) == list(got.shape), (op, v.name, t.shape.dims, got.shape)
         assert t.elem_type == int(from_numpy(got.dtype)), (op, v.name, t.elem_type, got.dtype)
+
+
+def test_symbolic_dims_survive_same_padding():
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    w = numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w"], ["d"], strides=[2, 2]),
+    ]
+    g = helper.make_graph(
+        nodes, "g", [x], [onnx.ValueInfoProto(name="c"), onnx.ValueInfoProto(name="d")], [w]
+    )
+    m = onyx.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    onyx.infer_shapes(m)
+    c, d = (n.outputs[0].type.shape.dims for n in m.graph.nodes)
+    assert [str(v) for v in c] == ["N", "8", "H", "W"]
+    assert str(d[0]) == "N" and d[1] == 8

@@ -36,8 +36,14 @@ def window_out(ctx, spatial, kernel, *, ceil_mode=False, auto_pad=None):
     ap = norm_auto_pad(auto_pad if auto_pad is not None else ctx.attr("auto_pad", "NOTSET"))
     out = []
     for i in range(nd):
-        if not _is_int(spatial[i]) or kernel[i] is None:
+        if kernel[i] is None:
             out.append(None)
+            continue
+        if not _is_int(spatial[i]):
+            # a symbolic dim survives when the window preserves the length (stride 1, "same" padding)
+            ek = (kernel[i] - 1) * dilations[i] + 1
+            same = ap in ("SAME_UPPER", "SAME_LOWER") or (ap == "NOTSET" and pads[i] + pads[i + nd] == ek - 1)
+            out.append(spatial[i] if strides[i] == 1 and same else None)
             continue
         one = [spatial[i]], [kernel[i]], [strides[i]], [dilations[i]], [pads[i], pads[i + nd]]
         _, _, o, _ = window_geometry(*(tuple(v) for v in one), ap, bool(ceil_mode))
