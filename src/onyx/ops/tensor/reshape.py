@@ -99,19 +99,23 @@ def reshape_dims(ctx: ShapeContext, src: list | None, target: list, allowzero: i
     total = S.prod(src)
     if minus:
         i = minus[0]
-        out[i] = _infer_minus_one(ctx, src, out[:i] + out[i + 1 :], target)
+        copied = {k for k, d in enumerate(target) if S.is_int(d) and d == 0 and not allowzero}
+        out[i] = _infer_minus_one(ctx, src, out, i, copied, target)
     elif S.is_int(total) and S.is_int(S.prod(out)) and total != S.prod(out):
         ctx.fail(f"Reshape: input shape {src} ({total} elements) cannot become {target}")
     return out
 
 
-def _infer_minus_one(ctx: ShapeContext, src: list | None, rest: list, target: list):
+def _infer_minus_one(ctx: ShapeContext, src: list | None, out: list, i: int, copied: set, target: list):
     if src is None:
         return None
-    # cancel the dims that appear on both sides (keeps unknown input dims out of the quotient)
-    left = list(src)
+    # cancel the dims that appear on both sides (keeps unknown input dims out of the quotient): first
+    # those a 0 copies (the same dim, even unknown), then equal ones
+    left = [d for k, d in enumerate(src) if k not in copied]
     right = []
-    for d in rest:
+    for k, d in enumerate(out):
+        if k == i or k in copied:
+            continue
         for j, s in enumerate(left):
             if d is not None and S.same(s, d):
                 del left[j]

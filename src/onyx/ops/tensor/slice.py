@@ -111,7 +111,8 @@ def slice_len(dim, start, end, step: int):
     """The length of ``range(start, end, step)`` over an axis of size ``dim`` with ONNX clamping.
 
     Ends at or beyond INT64_MAX-like values mean the end of the axis. Symbolic starts/ends (computed
-    from Shape) and negative ones on a symbolic axis are taken to lie within the axis (``x[1:]`` of
+    from Shape: non-negative unless every coefficient is negative) and negative ints on a symbolic
+    axis are taken to lie within the axis (``x[1:]`` of
     ``seq`` gives ``seq-1``); a positive int end on a symbolic axis (``x[:5]`` of ``seq``:
     ``min(5, seq)``) gives None, as does anything else that cannot be told."""
     if S.is_int(dim) and S.is_int(start) and S.is_int(end):
@@ -151,9 +152,8 @@ def _position(dim, v, fwd: bool, is_start: bool):
         # an int position on a symbolic axis: taken as is where it bounds the slice from the low side
         # (x[1:] of seq is seq-1 whenever seq >= 1); min(v, dim) on the high side is not known
         return v if v == 0 or fwd == is_start else None
-    sg = S.sign(v)
-    if sg == 1:
-        return v
-    if sg == -1 and dim is not None:
-        return dim + v
-    return None
+    # a symbolic position: computed from dims, so taken as a position from the start unless every
+    # coefficient is negative (-seq: from the end); k-q (GPT-2's past length) counts as non-negative
+    if S.sign(v) == -1:
+        return None if dim is None else dim + v
+    return v

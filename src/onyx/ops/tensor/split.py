@@ -148,6 +148,8 @@ def _ceil_chunks(dim, n: int) -> list:
         return [max(0, min(chunk, dim - i * chunk)) for i in range(n)]
     if dim is None:
         return [None] * n
+    if S.is_int(dim % n) and dim % n == 0:
+        return [dim // n] * n
     chunk = S.ceil_div(dim, n)
-    # the last chunk takes the remainder; when n divides every coefficient all chunks are equal
-    return [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+    # the last chunk, dim - (n-1)*ceil(dim/n), has no unambiguous symbolic form: leave it unknown
+    return [chunk] * (n - 1) + [None]
