@@ -294,3 +294,26 @@ def test_reshape_to_the_same_shape_is_removed():
 
     m = check_pass(build, fold_reshape_chains, [{"x": rand(n, 6)} for n in (0, 3)])
     assert ops(m) == {"Neg": 1}
+
+
+def test_identity_in_a_function_body_keeps_the_function_output():
+    from onyx.ir.model import Function, Node, Value
+
+    def build():
+        b = GraphBuilder(opset=17, opsets={"local": 1})
+        x = b.input("x", np.float32, [3])
+        b.output(b.op("F", x, domain="local"), "y", np.float32, [3])
+        m = b.model()
+        f = Function("local", "F")
+        f.opset_imports = [("", 17)]
+        fx, a, i, fy = Value("fx"), Value("a"), Value("i"), Value("fy")
+        f.inputs, f.outputs = [fx], [fy]
+        f.graph.append_node(Node("Abs", [fx], [a]))
+        f.graph.append_node(Node("Identity", [a], [i]))
+        f.graph.append_node(Node("Identity", [i], [fy]))
+        m.functions.append(f)
+        return m
+
+    m = check_pass(build, eliminate_identity, {"x": rand(3)})
+    f = m.functions[0]
+    assert [n.op_type for n in f.nodes] == ["Abs"] and [v.name for v in f.outputs] == ["fy"]

@@ -96,6 +96,9 @@ class Scope:
                 lists = self.output_lists.setdefault(id(v), [])
                 if not any(lst is outs for lst in lists):
                     lists.append(outs)
+        if model.training_info:
+            # training algorithms update initializers by name: never treat them as constants
+            self.input_ids.update(id(v) for v in model.graph.initializers.values())
         self.function_bodies = {id(f.graph) for f in model.functions}
         self._pending: dict[int, tuple[Graph, dict[int, tuple[Node, list[Node]]]]] = {}
         self._names: set[str] | None = None

@@ -1,7 +1,7 @@
 """MatMul + Add -> Gemm: ``Add(MatMul(A, B), C)`` with 2-D A and B and a constant bias C.
 
 C must broadcast to the (M, N) result without growing it (shape (N,), (1, N), (M, N), (M, 1), (1,)
-or a scalar) and have A's element type (float, double or float16). Higher-rank MatMuls are kept, as
+or a scalar) and have A's element type (float or double). Higher-rank MatMuls are kept, as
 onnxruntime keeps them. Gemm exists with unidirectional broadcasting of C from opset 7; older
 models are left alone.
 """
@@ -12,7 +12,7 @@ from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Node
 from onyx.optimizer._util import Scope, is_op, value_dims, value_elem
 
-_TYPES = {int(DataType.FLOAT), int(DataType.DOUBLE), int(DataType.FLOAT16)}
+_TYPES = {int(DataType.FLOAT), int(DataType.DOUBLE)}  # float16 Gemm would round A @ B before adding C
 
 
 def _fits(c_shape: tuple, m, n) -> bool:
