@@ -24,6 +24,9 @@ from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
 
 
+_COLS_BYTES = 64 << 20  # largest im2col buffer before the GEMM is split over blocks of output rows
+
+
 def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides):
     """The convolution shared by Conv, ConvInteger and QLinearConv (inputs already in compute dtype)."""
     check_rank(x, 3, "Conv X")
@@ -69,8 +72,22 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
         return _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out)
     else:
         xp = pad_spatial(x, pb, pe)
-        cols = im2col(xp, kernel, strides, dilations, out).reshape(n, group, cg * kp, p)
-        y = np.matmul(w.reshape(group, mg, cg * kp), cols)
+        wm = w.reshape(group, mg, cg * kp)
+        rows = out[0]
+        row_bytes = n * c * kp * (p // rows) * x.dtype.itemsize
+        block = max(1, min(rows, _COLS_BYTES // max(row_bytes, 1)))
+        if block >= rows:
+            cols = im2col(xp, kernel, strides, dilations, out).reshape(n, group, cg * kp, p)
+            y = np.matmul(wm, cols)
+        else:
+            # bound the column buffer: im2col + GEMM over blocks of output rows
+            y = np.empty((n, group, mg, rows, p // rows), dtype=x.dtype)
+            for r0 in range(0, rows, block):
+                r1 = min(rows, r0 + block)
+                sub = (r1 - r0,) + out[1:]
+                cols = im2col(xp[:, :, r0 * strides[0] :], kernel, strides, dilations, sub)
+                cols = cols.reshape(n, group, cg * kp, (r1 - r0) * (p // rows))
+                y[:, :, :, r0:r1] = np.matmul(wm, cols).reshape(n, group, mg, r1 - r0, p // rows)
     y = y.reshape((n, m) + out)
     if b is not None:
         y += b.reshape((m,) + (1,) * nd)
