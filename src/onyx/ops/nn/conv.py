@@ -23,7 +23,6 @@ from onyx.ops.nn._common import (
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
 
-
 _COLS_BYTES = 64 << 20  # largest im2col buffer before the GEMM is split over blocks of output rows
 
 
