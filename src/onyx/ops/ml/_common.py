@@ -109,3 +109,60 @@ def labels_of(classlabels_ints, classlabels_strings, what: str) -> tuple[np.ndar
     if classlabels_ints is not None and len(classlabels_ints):
         return np.asarray(classlabels_ints, dtype=np.int64), False
     raise InvalidArgument(f"{what}: classlabels_ints or classlabels_strings must be given")
+
+
+# -- shape-rule helpers ------------------------------------------------------------------------
+FLOAT, INT64, STRING, DOUBLE = 1, 7, 8, 11  # ONNX element type codes
+
+
+def rows_of(dims: list | None):
+    """The number of rows as_2d gives: 1 for rank 0 or 1, the first dim otherwise; None if unknown."""
+    if dims is None:
+        return None
+    return 1 if len(dims) <= 1 else dims[0]
+
+
+def features_of(dims: list | None):
+    """The number of columns as_2d gives (product of the dims after the first); None if unknown."""
+    if dims is None:
+        return None
+    if not dims:
+        return 1
+    rest = dims if len(dims) == 1 else dims[1:]
+    total = 1
+    for d in rest:
+        if d is None:
+            return None
+        total = total * d
+    return total
+
+
+def label_elem(ctx, ints: str = "classlabels_ints", strings: str = "classlabels_strings") -> int | None:
+    """string labels when the strings attribute is set, int64 when the ints one is."""
+    if ctx.attr(strings):
+        return STRING
+    if ctx.attr(ints) is not None:
+        return INT64
+    return None
+
+
+def num_labels(ctx, ints: str = "classlabels_ints", strings: str = "classlabels_strings") -> int | None:
+    s = ctx.attr(strings)
+    if s:
+        return len(s)
+    i = ctx.attr(ints)
+    return len(i) if i is not None and len(i) else None
+
+
+def elem_of_array(a) -> int | None:
+    """The ONNX element type of an attribute tensor (strings: object arrays)."""
+    import numpy as np
+
+    from onyx.ir.dtypes import from_numpy
+
+    if a is None:
+        return None
+    a = np.asarray(a)
+    if a.dtype == object or a.dtype.kind in "US":
+        return STRING
+    return int(from_numpy(a.dtype))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import str_array
-from onyx.ops.registry import op
+from onyx.ops.ml._common import FLOAT, INT64, STRING, str_array
+from onyx.ops.registry import op, shape_rule
 
 
 def _convert(values: list, cast_to: str) -> np.ndarray:
@@ -46,3 +46,24 @@ def cast_map_1(X, *, cast_to="TO_FLOAT", map_form="DENSE", max_map=1):
     if sel:
         out[np.asarray(sel)] = _convert([X[k] for k in sel], cast_to)
     return out.reshape(1, -1)
+
+
+_CAST_TO = {"TO_FLOAT": FLOAT, "TO_INT64": INT64, "TO_STRING": STRING}
+
+
+@shape_rule("CastMap", domain="ai.onnx.ml")
+def _cast_map_shape(ctx) -> None:
+    """[1, max_map] (SPARSE) or [1, number of entries] (DENSE), of the cast_to type."""
+    cast_to = ctx.attr("cast_to", "TO_FLOAT")
+    if cast_to not in _CAST_TO:
+        ctx.fail(f"cast_to must be TO_FLOAT, TO_STRING or TO_INT64, got {cast_to!r}")
+    form = ctx.attr("map_form", "DENSE")
+    if form == "SPARSE":
+        n = int(ctx.attr("max_map", 1))
+        if n <= 0:
+            ctx.fail(f"max_map must be positive for SPARSE, got {n}")
+    elif form == "DENSE":
+        n = ctx.new_dim()
+    else:
+        ctx.fail(f"map_form must be DENSE or SPARSE, got {form!r}")
+    ctx.set_output(0, _CAST_TO[cast_to], [1, n])

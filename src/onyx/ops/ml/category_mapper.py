@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import str_array, to_str_list
-from onyx.ops.registry import op
+from onyx.ops.ml._common import INT64, STRING, str_array, to_str_list
+from onyx.ops.registry import op, shape_rule
 
 
 @op("CategoryMapper", domain="ai.onnx.ml", since=1)
@@ -28,3 +28,11 @@ def category_mapper_1(X, *, cats_int64s=None, cats_strings=None, default_int64=-
         mapped = str_array([table.get(int(u), default_string) for u in uniq])
         return mapped[inv].reshape(X.shape) if X.size else str_array([], X.shape)
     raise InvalidArgument(f"CategoryMapper: X must be string or int64, got {X.dtype}")
+
+
+@shape_rule("CategoryMapper", domain="ai.onnx.ml")
+def _category_mapper_shape(ctx) -> None:
+    """X's shape; strings become int64 and int64 become strings."""
+    x = ctx.input_elem(0)
+    elem = None if x is None else (INT64 if x == STRING else STRING)
+    ctx.set_output(0, elem, ctx.input_shape(0))

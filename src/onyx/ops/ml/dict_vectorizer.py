@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import str_array, to_str_list
-from onyx.ops.registry import op
+from onyx.ir.types import MapType, SequenceType, TensorType
+from onyx.ops.ml._common import INT64, STRING, str_array, to_str_list
+from onyx.ops.registry import op, shape_rule
 
 
 def _value_dtype(values) -> np.dtype:
@@ -49,3 +50,24 @@ def dict_vectorizer_1(X, *, int64_vocabulary=None, string_vocabulary=None):
             if j is not None:
                 out[r, j] = v
     return out
+
+
+@shape_rule("DictVectorizer", domain="ai.onnx.ml")
+def _dict_vectorizer_shape(ctx) -> None:
+    """[1, vocabulary size] for a map ([count, size] for a sequence of maps), of the map's value type."""
+    vocab = ctx.attr("string_vocabulary") or ctx.attr("int64_vocabulary")
+    n = len(vocab) if vocab else None
+    t = ctx.input_type(0)
+    rows = 1
+    if isinstance(t, SequenceType):
+        t, rows = t.elem, ctx.new_dim()
+    elem = None
+    if isinstance(t, MapType):
+        if isinstance(t.value, TensorType):
+            elem = t.value.elem_type or None
+        key = t.key_type
+        if key and ctx.attr("string_vocabulary") and key != STRING:
+            ctx.fail(f"string_vocabulary for a map with keys of type {key}")
+        if key and ctx.attr("int64_vocabulary") and not ctx.attr("string_vocabulary") and key != INT64:
+            ctx.fail(f"int64_vocabulary for a map with keys of type {key}")
+    ctx.set_output(0, elem, [rows, n])

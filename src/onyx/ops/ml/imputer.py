@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import same_shape_rule
 
 
 @op("Imputer", domain="ai.onnx.ml", since=1)
@@ -38,3 +39,6 @@ def imputer_1(
     else:
         fill = vals.reshape(())
     return np.where(mask, fill, X).astype(X.dtype, copy=False)
+
+
+shape_rule("Imputer", domain="ai.onnx.ml")(same_shape_rule)

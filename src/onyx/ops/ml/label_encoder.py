@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import str_array, to_str_list
-from onyx.ops.registry import op
+from onyx.ops.ml._common import INT64, STRING, elem_of_array, str_array, to_str_list
+from onyx.ops.registry import op, shape_rule
 
 
 def _is_str(a: np.ndarray) -> bool:
@@ -156,3 +156,24 @@ def label_encoder_4(
     else:
         default = _default_for(values, default_float, default_int64, default_string)
     return _encode(X, keys, values, default)
+
+
+_VALUE_ELEMS = (("values_strings", STRING), ("values_int64s", INT64), ("values_floats", 1))
+
+
+@shape_rule("LabelEncoder", domain="ai.onnx.ml")
+def _label_encoder_shape(ctx) -> None:
+    """X's shape; v1: strings <-> int64; v2+: the type of the values attribute that is set."""
+    if ctx.opset < 2:
+        x = ctx.input_elem(0)
+        elem = None if x is None else (INT64 if x == STRING else STRING)
+    else:
+        elem = None
+        if ctx.opset >= 4 and ctx.attr("values_tensor") is not None:
+            elem = elem_of_array(ctx.attr("values_tensor"))
+        else:
+            given = [e for name, e in _VALUE_ELEMS if ctx.attr(name)]
+            if len(given) > 1:
+                ctx.fail("more than one values_* attribute is set")
+            elem = given[0] if given else None
+    ctx.set_output(0, elem, ctx.input_shape(0))

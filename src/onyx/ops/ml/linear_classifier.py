@@ -9,9 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_2d, as_float, labels_of, logistic, probit
+from onyx.ops.ml._common import (
+    FLOAT,
+    as_2d,
+    as_float,
+    label_elem,
+    labels_of,
+    logistic,
+    num_labels,
+    probit,
+    rows_of,
+)
 from onyx.ops.ml._common import post_transform as apply_post
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("LinearClassifier", domain="ai.onnx.ml", since=1)
@@ -60,3 +70,12 @@ def linear_classifier_1(
         raise InvalidArgument(f"LinearClassifier: {len(labels)} class labels for {C} coefficient rows")
     y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
     return y, apply_post(scores, post_transform).astype(np.float32)
+
+
+@shape_rule("LinearClassifier", domain="ai.onnx.ml")
+def _linear_classifier_shape(ctx) -> None:
+    """Y: [N] labels (int64 or string by the labels attribute); Z: float [N, number of labels]
+    (one coefficient row for two labels also gives two score columns)."""
+    n = rows_of(ctx.input_shape(0))
+    ctx.set_output(0, label_elem(ctx), [n])
+    ctx.set_output(1, FLOAT, [n, num_labels(ctx)])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_2d, as_float, post_transform
-from onyx.ops.registry import op
+from onyx.ops.ml._common import FLOAT, as_2d, as_float, post_transform, rows_of
+from onyx.ops.registry import op, shape_rule
 
 
 @op("LinearRegressor", domain="ai.onnx.ml", since=1)
@@ -28,3 +28,9 @@ def linear_regressor_1(X, *, coefficients=None, intercepts=None, post_transform=
 
 def _post(y, name):
     return post_transform(y, name).astype(np.float32, copy=False)
+
+
+@shape_rule("LinearRegressor", domain="ai.onnx.ml")
+def _linear_regressor_shape(ctx) -> None:
+    """float [N, targets]."""
+    ctx.set_output(0, FLOAT, [rows_of(ctx.input_shape(0)), int(ctx.attr("targets", 1))])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_float
-from onyx.ops.registry import op
+from onyx.ops.ml._common import FLOAT, as_float
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Normalizer", domain="ai.onnx.ml", since=1)
@@ -25,3 +25,9 @@ def normalizer_1(X, *, norm="MAX"):
     with np.errstate(divide="ignore", invalid="ignore"):
         y = np.divide(x, d, out=np.zeros_like(x), where=d != 0) if norm != "MAX" else x / d
     return y.reshape(shape).astype(np.float32, copy=False)
+
+
+@shape_rule("Normalizer", domain="ai.onnx.ml")
+def _normalizer_shape(ctx) -> None:
+    """X's shape, float."""
+    ctx.set_output(0, FLOAT, ctx.input_shape(0))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import to_str_list
-from onyx.ops.registry import op
+from onyx.ops.ml._common import FLOAT, STRING, to_str_list
+from onyx.ops.registry import op, shape_rule
 
 
 @op("OneHotEncoder", domain="ai.onnx.ml", since=1)
@@ -40,3 +40,18 @@ def one_hot_encoder_1(X, *, cats_int64s=None, cats_strings=None, zeros=1):
     ok = codes >= 0
     out[np.nonzero(ok)[0], codes[ok]] = 1.0
     return out.reshape(X.shape + (n,))
+
+
+@shape_rule("OneHotEncoder", domain="ai.onnx.ml")
+def _one_hot_encoder_shape(ctx) -> None:
+    """float, X's dims plus one axis of the categories (cats_strings for string X, else cats_int64s)."""
+    x, elem = ctx.input_shape(0), ctx.input_elem(0)
+    strings, ints = ctx.attr("cats_strings"), ctx.attr("cats_int64s")
+    if elem == STRING:
+        cats = strings
+    elif elem is not None:
+        cats = ints
+    else:
+        cats = strings or ints
+    n = len(cats) if cats else None
+    ctx.set_output(0, FLOAT, None if x is None else [*x, n])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_float
-from onyx.ops.registry import op
+from onyx.ops.ml._common import FLOAT, as_float
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Scaler", domain="ai.onnx.ml", since=1)
@@ -22,3 +22,9 @@ def scaler_1(X, *, offset=None, scale=None):
     if sc.size == 1:
         sc = sc.reshape(())
     return ((X - off) * sc).astype(np.float32, copy=False)
+
+
+@shape_rule("Scaler", domain="ai.onnx.ml")
+def _scaler_shape(ctx) -> None:
+    """X's shape, float."""
+    ctx.set_output(0, FLOAT, ctx.input_shape(0))

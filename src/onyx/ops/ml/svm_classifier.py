@@ -5,10 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_2d, as_float, labels_of
+from onyx.ops.ml._common import (
+    FLOAT,
+    as_2d,
+    as_float,
+    features_of,
+    label_elem,
+    labels_of,
+    num_labels,
+    rows_of,
+)
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._svm import couple_probabilities, kernel_matrix, sigmoid_predict
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("SVMClassifier", domain="ai.onnx.ml", since=1)
@@ -94,3 +103,24 @@ def svm_classifier_1(
         s = dec[:, 0]
         return y, apply_post(np.stack([-s, s], axis=1), post_transform).astype(np.float32)
     return y, apply_post(dec, post_transform).astype(np.float32)
+
+
+@shape_rule("SVMClassifier", domain="ai.onnx.ml")
+def _svm_classifier_shape(ctx) -> None:
+    """Y: [N] labels; Z: float [N, columns], columns as the kernel gives them: linear: one per
+    coefficient row (two for one row and two labels); with support vectors: one per class with
+    probabilities or two classes, else one per class pair."""
+    x = ctx.input_shape(0)
+    n = rows_of(x)
+    k = num_labels(ctx)
+    ctx.set_output(0, label_elem(ctx), [n])
+    cols = None
+    if not ctx.attr("vectors_per_class"):
+        f = features_of(x)
+        coef = ctx.attr("coefficients") or []
+        if isinstance(f, int) and f > 0 and len(coef) % f == 0:
+            c = len(coef) // f
+            cols = 2 if c == 1 and k == 2 else c
+    elif k is not None:
+        cols = k if ctx.attr("prob_a") or k == 2 else k * (k - 1) // 2
+    ctx.set_output(1, FLOAT, [n, cols])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import as_2d, as_float
+from onyx.ops.ml._common import FLOAT, as_2d, as_float, rows_of
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._svm import kernel_matrix
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("SVMRegressor", domain="ai.onnx.ml", since=1)
@@ -45,3 +45,9 @@ def svm_regressor_1(
         y = np.where(y > 0, 1.0, -1.0)
     y = y.reshape(-1, 1)
     return apply_post(y, post_transform).astype(np.float32)
+
+
+@shape_rule("SVMRegressor", domain="ai.onnx.ml")
+def _svm_regressor_shape(ctx) -> None:
+    """float [N, 1]."""
+    ctx.set_output(0, FLOAT, [rows_of(ctx.input_shape(0)), 1])

@@ -6,8 +6,9 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.ml._common import post_transform as apply_post
+from onyx.ops.ml._common import rows_of
 from onyx.ops.ml._tree import LEAF, MEMBER, Forest, cached
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 _AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 
@@ -147,3 +148,10 @@ def tree_ensemble_5(
     acc = np.float64 if X.dtype == np.float64 else np.float32
     scores, _ = forest.aggregate(xs, _AGGREGATES[aggregate_function], acc)
     return apply_post(scores, int(post_transform)).astype(X.dtype)
+
+
+@shape_rule("TreeEnsemble", domain="ai.onnx.ml")
+def _tree_ensemble_shape(ctx) -> None:
+    """[N, n_targets] of X's type."""
+    t = ctx.attr("n_targets")
+    ctx.set_output(0, ctx.input_elem(0), [rows_of(ctx.input_shape(0)), None if t is None else int(t)])

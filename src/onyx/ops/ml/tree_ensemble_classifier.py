@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import labels_of, logistic, probit
+from onyx.ops.ml._common import FLOAT, label_elem, labels_of, logistic, num_labels, probit, rows_of
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
 from onyx.ops.ml.tree_ensemble_regressor import _acc_dtype
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 def _pick(a, a_tensor):
@@ -206,3 +206,11 @@ def tree_ensemble_classifier_3(
         nodes_values_as_tensor=nodes_values_as_tensor,
     )
     return _classify(X, attrs)
+
+
+@shape_rule("TreeEnsembleClassifier", domain="ai.onnx.ml")
+def _tree_ensemble_classifier_shape(ctx) -> None:
+    """Y: [N] labels (int64 or string by the labels attribute); Z: float [N, number of labels]."""
+    n = rows_of(ctx.input_shape(0))
+    ctx.set_output(0, label_elem(ctx, "classlabels_int64s"), [n])
+    ctx.set_output(1, FLOAT, [n, num_labels(ctx, "classlabels_int64s")])

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import FLOAT, rows_of
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 def _pick(a, a_tensor):
@@ -121,3 +122,13 @@ def tree_ensemble_regressor_3(
     for k in ("X", "nodes_hitrates", "nodes_hitrates_as_tensor"):
         attrs.pop(k)
     return _regress(X, attrs)
+
+
+@shape_rule("TreeEnsembleRegressor", domain="ai.onnx.ml")
+def _tree_ensemble_regressor_shape(ctx) -> None:
+    """float [N, n_targets] (n_targets, else the largest target id + 1)."""
+    t = ctx.attr("n_targets")
+    if t is None:
+        ids = ctx.attr("target_ids")
+        t = max(ids) + 1 if ids else None
+    ctx.set_output(0, FLOAT, [rows_of(ctx.input_shape(0)), None if t is None else int(t)])

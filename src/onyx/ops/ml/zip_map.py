@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import to_str_list
-from onyx.ops.registry import op
+from onyx.ir.types import MapType, SequenceType, TensorType
+from onyx.ops.ml._common import FLOAT, INT64, STRING, to_str_list
+from onyx.ops.registry import op, shape_rule
 
 
 @op("ZipMap", domain="ai.onnx.ml", since=1)
@@ -22,3 +23,19 @@ def zip_map_1(X, *, classlabels_int64s=None, classlabels_strings=None):
     if x.ndim != 2 or x.shape[1] != len(labels):
         raise InvalidArgument(f"ZipMap: input shape {X.shape} does not match {len(labels)} class labels")
     return [dict(zip(labels, row)) for row in x.tolist()]
+
+
+@shape_rule("ZipMap", domain="ai.onnx.ml")
+def _zip_map_shape(ctx) -> None:
+    """seq(map(string or int64, float)), the key type by the labels attribute that is set."""
+    if ctx.attr("classlabels_strings"):
+        key = STRING
+    elif ctx.attr("classlabels_int64s"):
+        key = INT64
+    else:
+        ctx.fail("classlabels_int64s or classlabels_strings must be given")
+    x = ctx.input_shape(0)
+    k = len(ctx.attr("classlabels_strings") or ctx.attr("classlabels_int64s"))
+    if x is not None and len(x) == 2 and isinstance(x[1], int) and x[1] != k:
+        ctx.fail(f"input shape {x} does not match {k} class labels")
+    ctx.set_output_type(0, SequenceType(MapType(key, TensorType(FLOAT, []))))
