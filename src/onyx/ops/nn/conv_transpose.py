@@ -10,31 +10,42 @@ from onyx.ops.nn._shapes import conv_transpose_rule
 from onyx.ops.registry import op, shape_rule
 
 
-def col2im_add(
-    cols: np.ndarray, full_shape, kernel, strides, dilations, in_shape, dtype, bias=None
-) -> np.ndarray:
-    """Scatter-add ``cols`` (N, M, *kernel, *in_shape) into a zero (or ``bias``) (N, M, *full_shape) image.
+def new_image(n, m, full_shape, dtype, bias=None) -> np.ndarray:
+    """A zero (or per-channel ``bias``) image (N, M, *full_shape) to scatter columns into."""
+    if bias is None:
+        return np.zeros((n, m) + tuple(full_shape), dtype=dtype)
+    y = np.empty((n, m) + tuple(full_shape), dtype=dtype)
+    y[...] = bias.reshape((m,) + (1,) * len(full_shape))
+    return y
 
-    Column (k, i) lands at position ``i * stride + k * dilation``; one strided add per kernel offset.
+
+def scatter_cols(y, cols, kernel, strides, dilations, in_shape, origin=None) -> None:
+    """Add ``cols`` (N, M, *kernel, *in_shape) into ``y``: column (k, i) lands at ``origin + i*s + k*d``.
+
+    One strided add per kernel offset.
     """
     nd = len(kernel)
-    n, m = cols.shape[:2]
-    if bias is None:
-        y = np.zeros((n, m) + tuple(full_shape), dtype=dtype)
-    else:
-        y = np.empty((n, m) + tuple(full_shape), dtype=dtype)
-        y[...] = bias.reshape((m,) + (1,) * nd)
+    origin = origin or (0,) * nd
     for kidx in np.ndindex(*kernel):
         sl = tuple(
             slice(
-                kidx[i] * dilations[i],
-                kidx[i] * dilations[i] + (in_shape[i] - 1) * strides[i] + 1,
+                origin[i] + kidx[i] * dilations[i],
+                origin[i] + kidx[i] * dilations[i] + (in_shape[i] - 1) * strides[i] + 1,
                 strides[i],
             )
             for i in range(nd)
         )
         y[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + kidx]
+
+
+def col2im_add(cols, full_shape, kernel, strides, dilations, in_shape, dtype, bias=None) -> np.ndarray:
+    """Scatter-add ``cols`` (N, M, *kernel, *in_shape) into a zero (or ``bias``) (N, M, *full_shape) image."""
+    y = new_image(cols.shape[0], cols.shape[1], full_shape, dtype, bias)
+    scatter_cols(y, cols, kernel, strides, dilations, in_shape)
     return y
+
+
+_COLS_BYTES = 64 << 20  # largest column buffer before the GEMM is split over blocks of input rows
 
 
 @op("ConvTranspose", since=1)
@@ -106,9 +117,6 @@ def conv_transpose(
         raise InvalidArgument(f"ConvTranspose: negative output shape {out} for X of shape {X.shape}")
     kp = int(np.prod(kernel))
     p = int(np.prod(in_shape))
-    # columns: (N, group, mg * kp, P) = W_g^T (group, mg*kp, cg) @ X (N, group, cg, P)
-    wt = w.reshape(group, cg, mg * kp).transpose(0, 2, 1)
-    cols = np.matmul(wt, x.reshape(n, group, cg, p)).reshape((n, m) + kernel + in_shape)
     # the full image must hold every column and the cropped window [pb, pb + out)
     full = tuple(max(natural[i], pb[i] + out[i]) + max(0, -pb[i]) for i in range(nd))
     shift = tuple(max(0, -pb[i]) for i in range(nd))
@@ -117,16 +125,19 @@ def conv_transpose(
         if B.shape != (m,):
             raise InvalidArgument(f"ConvTranspose: B of shape {B.shape}, expected ({m},)")
         bias = B.astype(ct, copy=False)
-    if any(shift):
-        y = np.zeros((n, m) + full, dtype=ct)
-        inner = col2im_add(cols, natural, kernel, strides, dilations, in_shape, ct)
-        y[(slice(None), slice(None)) + tuple(slice(shift[i], shift[i] + natural[i]) for i in range(nd))] = (
-            inner
-        )
-        if bias is not None:
-            y += bias.reshape((m,) + (1,) * nd)
-    else:
-        y = col2im_add(cols, full, kernel, strides, dilations, in_shape, ct, bias)
+    y = new_image(n, m, full, ct, bias)
+    # columns: (N, group, mg * kp, P) = W_g^T (group, mg*kp, cg) @ X (N, group, cg, P), by blocks of rows
+    wt = w.reshape(group, cg, mg * kp).transpose(0, 2, 1)
+    rows = in_shape[0]
+    row_p = p // rows if rows else 0
+    block = max(1, min(rows, _COLS_BYTES // max(n * m * kp * row_p * ct.itemsize, 1))) if rows else 1
+    for r0 in range(0, rows, block):
+        r1 = min(rows, r0 + block)
+        sub = (r1 - r0,) + in_shape[1:]
+        xb = x[:, :, r0:r1].reshape(n, group, cg, (r1 - r0) * row_p)
+        cols = np.matmul(wt, xb).reshape((n, m) + kernel + sub)
+        origin = (shift[0] + r0 * strides[0],) + shift[1:]
+        scatter_cols(y, cols, kernel, strides, dilations, sub, origin)
     crop = tuple(slice(pb[i] + shift[i], pb[i] + shift[i] + out[i]) for i in range(nd))
     if y.shape[2:] != tuple(out):
         y = np.ascontiguousarray(y[(slice(None), slice(None)) + crop])
