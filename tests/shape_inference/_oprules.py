@@ -6,9 +6,14 @@ Models are built with onnx.helper (tests only); onyx's inference is compared wit
 
 from __future__ import annotations
 
+import base64
 import functools
+import json
+import os
 import re
+import tempfile
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -139,27 +144,66 @@ def dims_str(dims) -> list | None:
 # the official node suite
 
 
+@dataclass(frozen=True)
+class SuiteCase:
+    """A node-suite case reduced to what shape tests need: the model and each output's (elem, shape)
+    (None for a non-tensor output)."""
+
+    name: str
+    model: onnx.ModelProto
+    outputs: tuple
+
+
+def _reduce(case) -> SuiteCase:
+    expected = case.data_sets[0][1] if case.data_sets else []
+    outs = tuple(
+        (int(from_numpy(a.dtype)), tuple(a.shape)) if isinstance(a, np.ndarray) else None for a in expected
+    )
+    return SuiteCase(case.name, case.model, outs)
+
+
+def _outs(stored: list) -> list:
+    return [None if o is None else (int(o[0]), tuple(o[1])) for o in stored]
+
+
 @functools.cache
-def _cases():
+def _cases() -> tuple[SuiteCase, ...]:
+    """The node suite's cases whose ops are all from my families. Generating the suite takes seconds,
+    so the reduced cases are kept in a cache file per onnx version (in the temp folder)."""
+    path = Path(tempfile.gettempdir()) / f"onyx-oprules-suite-{onnx.__version__}-{len(all_mine())}.json"
+    try:
+        stored = json.loads(path.read_text())
+        return tuple(
+            SuiteCase(n, onnx.load_from_string(base64.b64decode(m)), tuple(_outs(o))) for n, m, o in stored
+        )
+    except Exception:  # noqa: BLE001 - no cache yet, or an unreadable one: generate
+        pass
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return tuple(collect_testcases())
+        mine = all_mine()
+        cases = []
+        for c in collect_testcases():
+            nodes = c.model.graph.node
+            if any(n.domain not in ("", "ai.onnx") for n in nodes) or not {n.op_type for n in nodes} <= mine:
+                continue
+            cases.append(_reduce(c))
+    try:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        stored = [(c.name, base64.b64encode(c.model.SerializeToString()).decode(), c.outputs) for c in cases]
+        tmp.write_text(json.dumps(stored))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return tuple(cases)
 
 
-def suite_cases(family: str) -> list:
+def suite_cases(family: str) -> list[SuiteCase]:
     """Node-suite cases whose ops (default domain) are all from my families, one at least from
     ``family``."""
-    mine, fam = all_mine(), family_ops(family)
-    out = []
-    for c in _cases():
-        ops = {n.op_type for n in c.model.graph.node}
-        if any(n.domain not in ("", "ai.onnx") for n in c.model.graph.node):
-            continue
-        if ops <= mine and ops & fam:
-            out.append(c)
-    return out
+    fam = family_ops(family)
+    return [c for c in _cases() if {n.op_type for n in c.model.graph.node} & fam]
 
 
 def _strip(m: onnx.ModelProto, symbolic: bool) -> onnx.ModelProto:
@@ -181,27 +225,24 @@ def _strip(m: onnx.ModelProto, symbolic: bool) -> onnx.ModelProto:
     return m2
 
 
-def check_case(case) -> None:
+def check_case(case: SuiteCase) -> None:
     """The inferred outputs of a node-suite case agree with its expected outputs: element type, rank
     and static dims (all of them when the inputs are static; those onyx claims when they are named)."""
-    expected = case.data_sets[0][1] if case.data_sets else None
     names = [o.name for o in case.model.graph.output]
     for symbolic in (False, True):
         got = onyx_types(_strip(case.model, symbolic))
-        if expected is None:
-            continue
-        for name, arr in zip(names, expected):
-            if not isinstance(arr, np.ndarray):
+        for name, expected in zip(names, case.outputs):
+            if expected is None:
                 continue
+            want_elem, shape = expected
             elem, dims = got[name]
-            want_elem = int(from_numpy(arr.dtype))
             assert elem == want_elem, f"{case.name} {name}: elem {elem}, expected {want_elem}"
-            assert dims is not None, f"{case.name} {name}: rank unknown, expected {arr.shape}"
-            assert len(dims) == arr.ndim, f"{case.name} {name}: dims {dims_str(dims)}, expected {arr.shape}"
-            for k, (d, n) in enumerate(zip(dims, arr.shape)):
+            assert dims is not None, f"{case.name} {name}: rank unknown, expected {shape}"
+            assert len(dims) == len(shape), f"{case.name} {name}: dims {dims_str(dims)}, expected {shape}"
+            for k, (d, n) in enumerate(zip(dims, shape)):
                 if symbolic:
                     assert d is None or isinstance(d, Sym) or d == n, (
                         f"{case.name} {name} (named inputs) dim {k}: {d}, expected {n}"
                     )
                 else:
-                    assert d == n, f"{case.name} {name} dim {k}: {dims_str(dims)}, expected {arr.shape}"
+                    assert d == n, f"{case.name} {name} dim {k}: {dims_str(dims)}, expected {shape}"

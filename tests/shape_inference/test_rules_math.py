@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto as T
 
 from onyx.errors import InvalidGraph
@@ -203,3 +205,39 @@ def test_node_suite_cases():
         except Exception as e:  # noqa: BLE001 - collected and reported together
             failures.append(f"{case.name}: {type(e).__name__}: {e}")
     assert not failures, "\n".join(failures)
+
+
+# properties: random shapes broadcast as numpy does; named dims never contradict numpy's static dims
+
+shape_st = st.lists(st.integers(0, 3), min_size=0, max_size=4)
+mask_st = st.lists(st.booleans(), min_size=4, max_size=4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    op=st.sampled_from(["Add", "Where", "Max", "Sum", "Greater"]),
+    shapes=st.lists(shape_st, min_size=3, max_size=3),
+    masks=st.lists(mask_st, min_size=3, max_size=3),
+)
+def test_broadcast_property(op, shapes, masks):
+    n = {"Add": 2, "Greater": 2, "Where": 3}.get(op, len(shapes))
+    shapes = shapes[:n]
+    elems = [B, F, F] if op == "Where" else [F] * n
+    want_elem = B if op == "Greater" else F
+    try:
+        want = list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        want = None
+    inputs = [(f"x{i}", e, s) for i, (e, s) in enumerate(zip(elems, shapes))]
+    if want is None:
+        with pytest.raises(InvalidGraph, match=op):
+            infer(op, inputs, opset=13)
+        return
+    assert infer(op, inputs, opset=13) == (want_elem, want)
+    named = [
+        (f"x{i}", e, [f"d{i}_{k}" if m else d for k, (d, m) in enumerate(zip(s, mask))])
+        for i, (e, s, mask) in enumerate(zip(elems, shapes, masks))
+    ]
+    elem, dims = infer(op, named, opset=13)
+    assert elem == want_elem and dims is not None and len(dims) == len(want)
+    assert all(not isinstance(d, int) or d == w for d, w in zip(dims, want)), (dims, want)

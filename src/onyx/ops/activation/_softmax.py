@@ -60,5 +60,7 @@ def axis_rule(ctx: ShapeContext) -> None:
     """Softmax, LogSoftmax, Hardmax: the input's type and shape; ``axis`` (default 1 before opset 13,
     -1 from 13) is checked against the rank."""
     axis = ctx.attr("axis", 1 if ctx.opset < 13 else -1)
-    check_axis(ctx, int(axis), ctx.input_rank(0), ctx.node.op_type)
+    if not isinstance(axis, int):
+        ctx.fail(f"attribute axis must be an integer, got {axis!r}")
+    check_axis(ctx, axis, ctx.input_rank(0), ctx.node.op_type)
     ctx.same_as_input(0)

@@ -103,20 +103,18 @@ def _einsum_shape(ctx: ShapeContext) -> None:
                 mine[ch] = d
         for ch, d in mine.items():
             labels.setdefault(ch, []).append([d])
-    out: list | None = []
+    # every label and the ellipsis dims are checked, also those summed away
+    dim_of = {ch: (broadcast(ctx, ds) or [None])[0] for ch, ds in labels.items()}
+    ell = broadcast(ctx, [e for e in ellipses if e is not None]) or []
     pre, dots, post = rhs.partition("...")
-    if not dots and any(e for e in ellipses):
+    if not dots and ell:
         ctx.fail(f"equation {equation!r}: the output must keep the '...' dims")
-    for part in (pre, "..." if dots else "", post):
-        if part == "...":
-            if any(e is None for e in ellipses):
-                out = None
-                break
-            out.extend(broadcast(ctx, ellipses) or [])  # type: ignore[arg-type]
-            continue
-        for ch in part:
-            if ch not in seen:
-                ctx.fail(f"equation {equation!r}: output label {ch!r} is not in any input")
-            got = broadcast(ctx, labels[ch]) if ch in labels else None
-            out.append(got[0] if got else None)  # type: ignore[union-attr]
+    for ch in pre + post:
+        if ch not in seen:
+            ctx.fail(f"equation {equation!r}: output label {ch!r} is not in any input")
+    out: list | None = [dim_of.get(ch) for ch in pre]
+    if dots:
+        out = None if any(e is None for e in ellipses) else out + ell  # type: ignore[operator]
+    if out is not None:
+        out += [dim_of.get(ch) for ch in post]
     ctx.set_output(0, ctx.input_elem(0), out)

@@ -64,18 +64,20 @@ def bit_cast_26(x, *, to):
 def _bit_cast_shape(ctx: ShapeContext) -> None:
     """The input's shape with element type ``to``; the bit widths must agree (no size change)."""
     to = ctx.attr("to")
-    if to is None:
-        ctx.fail("attribute 'to' is required")
+    if not isinstance(to, int):
+        ctx.fail(f"attribute 'to' must be an element type code, got {to!r}")
     try:
-        t = DataType(int(to))
+        t = DataType(to)
     except ValueError:
         ctx.fail(f"unknown element type code to={to}")
+    if t in (DataType.STRING, DataType.UNDEFINED):
+        ctx.fail(f"cannot bit-cast to {t.name}")
     try:
         s = None if ctx.input_elem(0) is None else DataType(ctx.input_elem(0))
     except ValueError:
         s = None
     if s is not None:
-        if DataType.STRING in (s, t):
+        if s == DataType.STRING:
             ctx.fail("string tensors cannot be bit-cast")
         if s.bitwidth != t.bitwidth:
             ctx.fail(f"input type {s.name} has {s.bitwidth} bits, target {t.name} has {t.bitwidth}")
