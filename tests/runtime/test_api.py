@@ -404,3 +404,13 @@ def test_modelmeta_and_provider_options_defaults_match_onnxruntime():
     assert got.get_provider_options() == want.get_provider_options()
     assert got.get_providers() == want.get_providers()
     assert str(got.get_inputs()[0]) == str(want.get_inputs()[0])
+
+
+def test_outputs_declared_without_shape_get_inferred_ones():
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Shape", ["x"], ["s"])],
+        [tensor("x", TensorProto.FLOAT, ["N", 2])],
+        [tensor("y", TensorProto.FLOAT, None), tensor("s", TensorProto.INT64, None)],
+    )
+    got, _ = _assert_same_surface(model)
+    assert _args(got.get_outputs()) == [("y", "tensor(float)", ["N", 2]), ("s", "tensor(int64)", [2])]
