@@ -175,11 +175,12 @@ def test_conv_blocked_im2col_matches(monkeypatch):
 def test_conv_transpose_blocked_matches(monkeypatch):
     import onyx.ops.nn.conv_transpose as ct_mod
 
-    x, w, b = _r(2, 4, 7, 5), _r(4, 3, 3, 3), _r(6)
+    x, w = _r(2, 4, 7, 5), _r(4, 3, 3, 3)
     for attrs in (
         dict(group=2, strides=[2, 3], pads=[1, 0, 0, 1]),
         dict(strides=[2, 2], output_shape=[16, 12]),
     ):
+        b = _r(3 * attrs.get("group", 1))
         ref = conv_transpose(x, w, b, **attrs)
         monkeypatch.setattr(ct_mod, "_COLS_BYTES", 300)
         got = conv_transpose(x, w, b, **attrs)
