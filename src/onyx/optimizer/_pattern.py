@@ -105,12 +105,14 @@ class Ctx:
     def single_use(self, v: Value) -> bool:
         return len(v.uses) == 1 and id(v) not in self.output_ids
 
-    def private(self, nodes: Iterable[Node], keep: Value) -> bool:
-        """Whether every output of ``nodes`` except ``keep`` is read only by ``nodes``."""
+    def private(self, nodes: Iterable[Node], keep: Value, also: Iterable[Value] = ()) -> bool:
+        """Whether every output of ``nodes`` except ``keep`` (and ``also``) is read only by ``nodes``."""
+        nodes = list(nodes)
         ids = {id(n) for n in nodes}
+        skip = {id(keep)} | {id(v) for v in also}
         for n in nodes:
             for v in n.outputs:
-                if v is keep:
+                if id(v) in skip:
                     continue
                 if id(v) in self.output_ids:
                     return False
@@ -205,10 +207,13 @@ class Ctx:
             g.insert_node(pos + k, n)
         feeders = [v for n in nodes for v in n.inputs if v is not None]
         ids = {id(n) for n in nodes}
+        live = {id(v) for nn in news for v in nn.outputs}
+        gone = [v for n in nodes for v in n.outputs if id(v) not in live]
         for n in nodes:
             n.detach()
             n.graph = None
         g.nodes[:] = [n for n in g.nodes if id(n) not in ids]
+        self.drop_value_info(gone)
         self.sweep(feeders)
         ensure_ms_opset(self.model)
         self.invalidate()
@@ -231,10 +236,36 @@ class Ctx:
             p.detach()
             stack.extend(i for i in p.inputs if i is not None)
         if dead:
+            gone = []
             for n in g.nodes:
                 if id(n) in dead:
                     n.graph = None
+                    gone.extend(n.outputs)
             g.nodes[:] = [n for n in g.nodes if id(n) not in dead]
+            self.drop_value_info(gone)
+        for v in values:
+            if v is not None and v.producer is None and not v.uses and id(v) not in self.output_ids:
+                if id(v) not in self.input_ids and g.initializers.get(v.name) is v:
+                    del g.initializers[v.name]
+
+    def drop_value_info(self, values: Iterable[Value]) -> None:
+        """Remove ``values`` from the graph's value_info, keeping the positional overrides in step."""
+        ids = {id(v) for v in values}
+        g = self.graph
+        if not any(id(v) in ids for v in g.value_info):
+            return
+        keep, moved = [], {}
+        for i, v in enumerate(g.value_info):
+            if id(v) in ids:
+                continue
+            ov = g.overrides.get(("value_info", i))
+            if ov is not None:
+                moved[("value_info", len(keep))] = ov
+            keep.append(v)
+        for k in [k for k in g.overrides if k[0] == "value_info"]:
+            del g.overrides[k]
+        g.overrides.update(moved)
+        g.value_info[:] = keep
 
     def new_const(self, array: np.ndarray, hint: str) -> Value:
         """A new initializer of this graph with a fresh name."""
@@ -249,10 +280,13 @@ class Ctx:
 
 
 def _dim_eq(x, y) -> bool:
-    try:
-        return bool(x == y)
-    except Exception:  # noqa: BLE001
-        return str(x) == str(y)
+    """Whether two known dims (ints, symbol names or symbols) are equal."""
+    if x is None or y is None:
+        return False
+    xi, yi = isinstance(x, int | np.integer), isinstance(y, int | np.integer)
+    if xi or yi:
+        return xi and yi and int(x) == int(y)
+    return str(x) == str(y)
 
 
 _counter = [0]

@@ -135,9 +135,15 @@ def _split_heads(ctx: Ctx, r: Node, nodes: list[Node]) -> tuple[Value, int | Non
     _need(is_op(r, "Reshape"))
     ents = _shape_entries(ctx, r.inputs[1])
     _need(ents is not None and len(ents) == 4)
+    known = ctx.dims(r.inputs[0]) or []
     for k in (0, 1):
         e = ents[k]
-        _need(e == -1 or (isinstance(e, tuple) and e[:2] == ("dim", k)) or (e == 0 and not attr(r, "allowzero", 0)))
+        _need(
+            e == -1
+            or (isinstance(e, tuple) and e[:2] == ("dim", k))
+            or (e == 0 and not attr(r, "allowzero", 0))
+            or (isinstance(e, int) and e > 0 and len(known) == 3 and known[k] == e)
+        )
     _need(sum(1 for e in ents if e == -1) <= 1)
     n, h = ents[2], ents[3]
     _need(isinstance(n, int) and isinstance(h, int) and (n > 0 or n == -1) and (h > 0 or h == -1))
@@ -153,7 +159,9 @@ def _heads_of(ctx: Ctx, v: Value, nodes: list[Node]) -> tuple[Value, int | None,
     return _split_heads(ctx, t.inputs[0].producer, nodes)
 
 
-def _key_transposed(ctx: Ctx, v: Value, nodes: list[Node]) -> tuple[Value, int | None, int | None]:
+def _key_transposed(
+    ctx: Ctx, v: Value, nodes: list[Node], pending: list
+) -> tuple[Value, int | None, int | None]:
     """v = K4 with its last two axes swapped, in one of the exporters' forms."""
     t = prod(v, "Transpose")
     if t is not None and _perm(t) == [0, 2, 3, 1]:
@@ -170,8 +178,8 @@ def _key_transposed(ctx: Ctx, v: Value, nodes: list[Node]) -> tuple[Value, int |
     r1 = prod(t.inputs[0], "Reshape")
     _need(r1 is not None)
     k4 = r1.inputs[0]
-    _need(_slices_of_shape(ctx, r1.inputs[1], k4, [("c", -1), ("s", -2, -1), ("s", -1, None)]))
-    _need(_slices_of_shape(ctx, r2.inputs[1], k4, [("s", None, -2), ("s", -1, None), ("s", -2, -1)]))
+    _need(_slices_of_shape(ctx, r1.inputs[1], k4, [-1, ("d", 2), ("d", 3)], pending))
+    _need(_slices_of_shape(ctx, r2.inputs[1], k4, [("d", 0), ("d", 1), ("d", 3), ("d", 2)], pending))
     nodes.extend([r2, t, r1])
     return _heads_of(ctx, k4, nodes)
 
@@ -179,38 +187,53 @@ def _key_transposed(ctx: Ctx, v: Value, nodes: list[Node]) -> tuple[Value, int |
 _BIG = 1 << 62
 
 
-def _slices_of_shape(ctx: Ctx, v: Value, of: Value, want: list) -> bool:
-    """v = Concat of parts: ("c", k) the constant [k]; ("s", a, b) Slice(Shape(of), [a], [b])
-    (None: open end)."""
+def _elems_of_shape(ctx: Ctx, v: Value, of: Value, rank: int) -> list | None:
+    """The elements of a 1-D shape vector built from constants and Slice(Shape(of)) parts:
+    ("c", int) or ("d", axis of ``of``); None for anything else."""
+    cst = ctx.ints(v)
+    if cst is not None:
+        return [("c", x) for x in cst]
     p = prod(v, "Concat")
-    if p is None or len(p.inputs) != len(want):
-        return False
-    for part, w in zip(p.inputs, want):
-        if w[0] == "c":
-            if ctx.ints(part) != [w[1]]:
-                return False
+    parts = p.inputs if p is not None else [v]
+    out: list = []
+    for part in parts:
+        cst = ctx.ints(part)
+        if cst is not None:
+            out.extend(("c", x) for x in cst)
             continue
         s = prod(part, "Slice")
         if s is None or len(s.inputs) < 3:
-            return False
+            return None
         sh = prod(s.inputs[0], "Shape")
         if sh is None or sh.inputs[0] is not of or _shape_start(sh) != 0:
-            return False
+            return None
         if len(s.inputs) > 3 and s.inputs[3] is not None and ctx.ints(s.inputs[3]) != [0]:
-            return False
+            return None
         if len(s.inputs) > 4 and s.inputs[4] is not None and ctx.ints(s.inputs[4]) != [1]:
-            return False
+            return None
         a, b = ctx.ints(s.inputs[1]), ctx.ints(s.inputs[2])
         if a is None or b is None or len(a) != 1 or len(b) != 1:
-            return False
-        a0 = None if a[0] <= -_BIG else a[0]
-        b0 = None if b[0] >= _BIG else b[0]
-        if w[1] is None and a0 not in (None, 0):
-            return False
-        if w[1] is not None and a0 != w[1]:
-            return False
-        if b0 != w[2]:
-            return False
+            return None
+        lo, hi = slice(a[0], b[0]).indices(rank)[:2]
+        out.extend(("d", k) for k in range(lo, hi))
+    return out
+
+
+def _slices_of_shape(ctx: Ctx, v: Value, of: Value, want: list, pending: list) -> bool:
+    """v's elements are, in order, ``want`` (ints: constants; ("d", k): dim k of the rank-4
+    ``of``, read from its shape or given as a constant checked later through ``pending``)."""
+    got = _elems_of_shape(ctx, v, of, 4)
+    if got is None or len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if isinstance(w, int):
+            if g != ("c", w):
+                return False
+        elif g[0] == "d":
+            if g[1] != w[1]:
+                return False
+        else:
+            pending.append((w[1], g[1]))
     return True
 
 
@@ -219,7 +242,7 @@ def _hidden(ctx: Ctx, x3: Value) -> int | None:
     if d is not None and len(d) == 3 and isinstance(d[2], int):
         return d[2]
     a = prod(x3, "Add")
-    for y in (a.inputs if a is not None else [x3]):
+    for y in a.inputs if a is not None else [x3]:
         mm = prod(y, "MatMul")
         if mm is not None:
             w = ctx.const(mm.inputs[1])
@@ -233,7 +256,7 @@ def _rank3(ctx: Ctx, x3: Value) -> bool:
     if d is not None:
         return len(d) == 3
     a = prod(x3, "Add")
-    for y in (a.inputs if a is not None else [x3]):
+    for y in a.inputs if a is not None else [x3]:
         mm = prod(y, "MatMul")
         if mm is not None and ctx.rank(mm.inputs[0]) == 3:
             w = ctx.const(mm.inputs[1])
@@ -252,7 +275,13 @@ def _projection(ctx: Ctx, x3: Value) -> tuple[Node, Node, Value, np.ndarray, np.
         if mm is None or bc is None or bc.ndim != 1 or not ctx.single_use(y):
             continue
         w = ctx.const(mm.inputs[1])
-        if w is None or w.ndim != 2 or w.shape[1] != bc.shape[0] or w.dtype != np.float32 or bc.dtype != np.float32:
+        if (
+            w is None
+            or w.ndim != 2
+            or w.shape[1] != bc.shape[0]
+            or w.dtype != np.float32
+            or bc.dtype != np.float32
+        ):
             continue
         return a, mm, mm.inputs[0], w, bc
     return None
@@ -264,7 +293,13 @@ def _bias_of(ctx: Ctx, x3: Value) -> tuple[Node, Value, np.ndarray] | None:
         return None
     for y, b in ((a.inputs[0], a.inputs[1]), (a.inputs[1], a.inputs[0])):
         bc = ctx.const(b)
-        if bc is not None and bc.ndim == 1 and bc.dtype == np.float32 and ctx.const(y) is None and ctx.same_dims(y, x3):
+        if (
+            bc is not None
+            and bc.ndim == 1
+            and bc.dtype == np.float32
+            and ctx.const(y) is None
+            and ctx.same_dims(y, x3)
+        ):
             return a, y, bc
     return None
 
@@ -282,6 +317,7 @@ def _match(ctx: Ctx, sm: Node):
         raise _NoMatch from None
     _need(axis in (-1, 3))
     nodes: list[Node] = [sm]
+    pending: list = []
     s_in = sm.inputs[0]
     mask = None
     add = prod(s_in, "Add")
@@ -311,7 +347,7 @@ def _match(ctx: Ctx, sm: Node):
     if trans_b:
         k3, nk, hk = _heads_of(ctx, kv, nodes)
     else:
-        k3, nk, hk = _key_transposed(ctx, kv, nodes)
+        k3, nk, hk = _key_transposed(ctx, kv, nodes, pending)
     # after the softmax
     p = sm.outputs[0]
     users = _main_uses(ctx, p)
@@ -319,7 +355,11 @@ def _match(ctx: Ctx, sm: Node):
         isnan = next((u for u in users if is_op(u, "IsNaN")), None)
         where = next((u for u in users if is_op(u, "Where")), None)
         _need(isnan is not None and where is not None)
-        _need(where.inputs[0] is isnan.outputs[0] and where.inputs[2] is p and ctx.scalar(where.inputs[1]) == 0.0)
+        _need(
+            where.inputs[0] is isnan.outputs[0]
+            and where.inputs[2] is p
+            and ctx.scalar(where.inputs[1]) == 0.0
+        )
         nodes.extend([isnan, where])
         p = where.outputs[0]
     _need(len(_main_uses(ctx, p)) == 1 and not ctx.is_output(p))
@@ -354,6 +394,10 @@ def _match(ctx: Ctx, sm: Node):
         _need(d % n == 0 and hh in (None, d // n))
     for x3 in (q3, k3, v3):
         _need(ctx.elem(x3) in (None, 1))
+    kd = ctx.dims(k3) or [None, None]
+    for axis, c in pending:  # constants standing for dims of K4 [B, N, T, H]
+        full = [kd[0], n, kd[1], dq // n]
+        _need(isinstance(full[axis], int) and full[axis] == c)
     if noop is not None:
         _need(_noop_context_reshape(ctx, noop, nodes, q3, k3, v3, n, dq // n, dv // n))
         nodes.append(noop)
@@ -371,8 +415,11 @@ def _noop_context_reshape(ctx: Ctx, r: Node, nodes: list[Node], q3, k3, v3, n, h
     m = {"q3": q3, "k3": k3, "v3": v3, "tr": None}
     sym = _symbols(ctx, m, nodes, n, h, hv)
     want = ["B", n, "S", hv]
-    for k, (e, w) in enumerate(zip(ents, want)):
+    qd = ctx.dims(q3) or [None, None, None]
+    for e, w in zip(ents, want):
         if e == -1 or (isinstance(e, int) and e == w):
+            continue
+        if isinstance(e, int) and w in ("B", "S") and len(qd) == 3 and qd[0 if w == "B" else 1] == e:
             continue
         if isinstance(e, tuple):
             x = e[2]
@@ -457,6 +504,7 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
             return False
     seen: set[int] = set()
     group = [x for x in group if not (id(x) in seen or seen.add(id(x)))]
+    group += _absorbable(ctx, group)
     # shape arithmetic reading the group's values is rewired to kept values first
     if not _rewire_shapes(ctx, group, final, m, kept, dry=True):
         return False
@@ -494,19 +542,57 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
         kw = {}
         if m["dv"] != m["dq"]:
             kw["qkv_hidden_sizes"] = [m["dq"], m["dq"], m["dv"]]
-        new = make_node("Attention", [projs[0][2], wv, bv, None, None, mask], name=name, num_heads=n, scale=scale, **kw)
+        new = make_node(
+            "Attention", [projs[0][2], wv, bv, None, None, mask], name=name, num_heads=n, scale=scale, **kw
+        )
     elif use_bias:
         bv = ctx.new_const(np.concatenate([bb[2] for bb in biases]), "attention_qkv_bias")
-        new = make_node("MultiHeadAttention", [biases[0][1], biases[1][1], biases[2][1], bv, None, mask], name=name, num_heads=n, scale=scale)
+        new = make_node(
+            "MultiHeadAttention",
+            [biases[0][1], biases[1][1], biases[2][1], bv, None, mask],
+            name=name,
+            num_heads=n,
+            scale=scale,
+        )
     else:
-        new = make_node("MultiHeadAttention", [q3, k3, v3, None, None, mask], name=name, num_heads=n, scale=scale)
+        new = make_node(
+            "MultiHeadAttention", [q3, k3, v3, None, None, mask], name=name, num_heads=n, scale=scale
+        )
     if end_reshape is None:
         # the Transpose's 4-D output becomes the 3-D (B, S, D) result: the Reshape after it reads
         # it the same way (row-major data, same element count); forget the old 4-D type
         out.type = None
-        ctx.graph.value_info[:] = [v for v in ctx.graph.value_info if v is not out]
+        ctx.drop_value_info([out])
     ctx.replace(group, final, pre + [new])
     return True
+
+
+_SHAPE_OPS = ("Shape", "Slice", "Concat", "Gather", "Unsqueeze", "Squeeze", "Cast")
+
+
+def _absorbable(ctx: Ctx, group: list[Node]) -> list[Node]:
+    """Shape-arithmetic nodes upstream of the group that only the group (or other such nodes)
+    reads: they go with it (the dynamo exporter's transpose-by-reshape reads Shape(K4))."""
+    ids = {id(x) for x in group}
+    out: list[Node] = []
+    stack = [i.producer for x in group for i in x.inputs if i is not None and i.producer is not None]
+    while stack:
+        p = stack.pop()
+        if id(p) in ids or p.graph is not ctx.graph or not is_op(p, *_SHAPE_OPS):
+            continue
+        if any(ctx.is_output(o) or not o.uses or any(id(u) not in ids for u, _ in o.uses) for o in p.outputs):
+            continue
+        ids.add(id(p))
+        out.append(p)
+        stack.extend(i.producer for i in p.inputs if i is not None and i.producer is not None)
+        # a node now absorbed may free others already visited
+        stack.extend(
+            i.producer
+            for x in out
+            for i in x.inputs
+            if i is not None and i.producer is not None and id(i.producer) not in ids
+        )
+    return out
 
 
 def _rewire_shapes(ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dict, dry: bool) -> bool:
@@ -553,7 +639,7 @@ def _rewire_shapes(ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dic
     if dry:
         return True
     made: dict[int, Value] = {}
-    for u, g, s, k in todo:
+    for _u, g, s, k in todo:
         if isinstance(s, int):
             c = ctx.new_const(np.full(k.shape, s, np.int64), "attention_dim")
             g.outputs[0].replace_all_uses_with(c)
@@ -580,6 +666,7 @@ def _rewire_shapes(ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dic
         p = v.producer
         if p is not None and p.graph is ctx.graph and not v.uses and not ctx.is_output(v):
             ctx.graph.remove_node(p)
+            ctx.drop_value_info(p.outputs)
     return True
 
 
@@ -587,7 +674,11 @@ def _symbols(ctx: Ctx, m: dict, group: list[Node], n: int, h: int, hv: int) -> d
     """Symbolic dims ('B', 'S', 'T' or ints) of the 4-D values of the matched group, propagated
     in graph order from the head splits."""
     order = {id(x): k for k, x in enumerate(ctx.graph.nodes)}
-    res: dict[int, list] = {id(m["q3"]): ["B", "S", n * h], id(m["k3"]): ["B", "T", n * h], id(m["v3"]): ["B", "T", n * hv]}
+    res: dict[int, list] = {
+        id(m["q3"]): ["B", "S", n * h],
+        id(m["k3"]): ["B", "T", n * h],
+        id(m["v3"]): ["B", "T", n * hv],
+    }
     seqs = {id(m["q3"]): ("S", h), id(m["k3"]): ("T", h), id(m["v3"]): ("T", hv)}
     for node in sorted(group, key=lambda x: order.get(id(x), 0)):
         o = node.outputs[0]

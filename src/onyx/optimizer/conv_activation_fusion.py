@@ -22,7 +22,10 @@ def activation_of(ctx: Ctx, act: Node, allow_clip: bool = True) -> tuple[str, li
             return "HardSigmoid", [float(attr(act, "alpha", 0.2)), float(attr(act, "beta", 0.5))]
         if allow_clip and is_op(act, "Clip"):
             if ctx.opset < 11:
-                return "Clip", [float(attr(act, "min", -3.4028234663852886e38)), float(attr(act, "max", 3.4028234663852886e38))]
+                return "Clip", [
+                    float(attr(act, "min", -3.4028234663852886e38)),
+                    float(attr(act, "max", 3.4028234663852886e38)),
+                ]
             lo = act.inputs[1] if len(act.inputs) > 1 else None
             hi = act.inputs[2] if len(act.inputs) > 2 else None
             lv = -3.4028234663852886e38 if lo is None else ctx.scalar(lo)
@@ -79,7 +82,9 @@ def _visit(ctx: Ctx, conv: Node) -> bool:
     if not ctx.private(nodes, out):
         return False
     b = conv.inputs[2] if len(conv.inputs) > 2 else None
-    new = make_node("FusedConv", [conv.inputs[0], conv.inputs[1], b, z], name=(conv.name or "conv") + "_FusedConv")
+    new = make_node(
+        "FusedConv", [conv.inputs[0], conv.inputs[1], b, z], name=(conv.name or "conv") + "_FusedConv"
+    )
     new.attributes.update(attrs)
     from onyx.ir.builder import make_attr
 

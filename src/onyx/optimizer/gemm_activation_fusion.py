@@ -17,7 +17,9 @@ def _visit(ctx: Ctx, gemm: Node) -> bool:
     b = ctx.const(gemm.inputs[1])
     if (b is None or b.dtype.name != "float32") and ctx.elem(gemm.inputs[0]) != 1:
         return False
-    if any(a.ref_attr_name or k not in ("alpha", "beta", "transA", "transB") for k, a in gemm.attributes.items()):
+    if any(
+        a.ref_attr_name or k not in ("alpha", "beta", "transA", "transB") for k, a in gemm.attributes.items()
+    ):
         return False
     act_node = y.uses[0][0]
     act = activation_of(ctx, act_node, allow_clip=False)

@@ -48,10 +48,13 @@ def _visit(ctx: Ctx, mean: Node) -> bool:
     if not is_op(sub, "Sub") or sub.inputs[0] is not x or sub.inputs[1] is not mv:
         return False
     d = sub.outputs[0]
-    if len(d.uses) != 2 or ctx.is_output(d):
+    users = list({id(u): u for u, _ in d.uses}.values())
+    if len(users) != 2 or ctx.is_output(d):
         return False
-    users = [u for u, _ in d.uses]
-    sq = next((u for u in users if is_op(u, "Pow") or (is_op(u, "Mul") and u.inputs[0] is d and u.inputs[1] is d)), None)
+    sq = next(
+        (u for u in users if is_op(u, "Pow") or (is_op(u, "Mul") and u.inputs[0] is d and u.inputs[1] is d)),
+        None,
+    )
     div = next((u for u in users if is_op(u, "Div") and u.inputs[0] is d), None)
     if sq is None or div is None or sq is div:
         return False
@@ -112,7 +115,18 @@ def _visit(ctx: Ctx, mean: Node) -> bool:
             return False
     if ctx.elem(x) != ctx.elem(gamma) or not ctx.private(nodes, out):
         return False
-    ctx.replace(nodes, out, make_node("LayerNormalization", [x, gamma, beta], domain="", name=(mean.name or "ln") + "_LayerNorm", axis=-1, epsilon=float(eps)))
+    ctx.replace(
+        nodes,
+        out,
+        make_node(
+            "LayerNormalization",
+            [x, gamma, beta],
+            domain="",
+            name=(mean.name or "ln") + "_LayerNorm",
+            axis=-1,
+            epsilon=float(eps),
+        ),
+    )
     return True
 
 

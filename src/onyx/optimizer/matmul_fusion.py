@@ -115,6 +115,10 @@ def _visit(ctx: Ctx, mm: Node) -> bool:
                 changed = True
     if not changed:
         return False
+    if tba or tbb:  # onnxruntime: transBatch needs both operands of one rank >= 3
+        ra, rb = ctx.rank(a), ctx.rank(b)
+        if ra is None or ra != rb or ra < 3:
+            return False
     group = [*nodes, mm] + ([last] if last is not mm else [])
     res = last.outputs[0]
     if not ctx.private(group, res):

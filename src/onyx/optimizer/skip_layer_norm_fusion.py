@@ -50,7 +50,13 @@ def _visit(ctx: Ctx, ln: Node) -> bool:
             continue
         for y, c in ((p.inputs[0], p.inputs[1]), (p.inputs[1], p.inputs[0])):
             cc = ctx.const(c)
-            if cc is not None and cc.ndim == 1 and cc.shape == g.shape and ctx.const(y) is None and ctx.same_dims(y, v):
+            if (
+                cc is not None
+                and cc.ndim == 1
+                and cc.shape == g.shape
+                and ctx.const(y) is None
+                and ctx.same_dims(y, v)
+            ):
                 bias = c
                 nodes.insert(0, p)
                 if k == 0:
@@ -61,10 +67,16 @@ def _visit(ctx: Ctx, ln: Node) -> bool:
         if bias is not None:
             break
     sum_used = bool([u for u, _ in s.uses if u is not ln]) or ctx.is_output(s)
-    if not ctx.private([n for n in nodes if n is not add], ln.outputs[0]):
+    if not ctx.private(nodes, ln.outputs[0], also=[s]):
         return False
     inputs = [a, b, gamma, beta, bias]
-    new = make_node("SkipLayerNormalization", inputs, n_out=4 if sum_used else 1, name=(ln.name or "ln") + "_SkipLayerNorm", epsilon=float(eps))
+    new = make_node(
+        "SkipLayerNormalization",
+        inputs,
+        n_out=4 if sum_used else 1,
+        name=(ln.name or "ln") + "_SkipLayerNorm",
+        epsilon=float(eps),
+    )
     if sum_used:
         # the sum keeps its Value (name, uses); the fused node produces it as output 3
         for v in new.outputs[:2]:

@@ -175,11 +175,15 @@ def key_mask_bias(mask, batch, s, t, past, filter_value, dtype, what: str):
         keep = (m != 0)[:, None, None, :]
     elif m.ndim == 3 and m.shape == (batch, s, t):
         keep = (m != 0)[:, None, :, :]
-    elif m.ndim == 4 and m.shape[0] == batch and m.shape[1] == 1 and m.shape[2] >= past + s and m.shape[3] >= t:
-        keep = (m[:, :, past : past + s, :t] != 0)
+    elif (
+        m.ndim == 4 and m.shape[0] == batch and m.shape[1] == 1 and m.shape[2] >= past + s and m.shape[3] >= t
+    ):
+        keep = m[:, :, past : past + s, :t] != 0
     else:
-        raise InvalidArgument(f"{what}: mask of shape {m.shape} fits none of the supported forms "
-                              f"(batch {batch}, sequence {s}, total sequence {t})")
+        raise InvalidArgument(
+            f"{what}: mask of shape {m.shape} fits none of the supported forms "
+            f"(batch {batch}, sequence {s}, total sequence {t})"
+        )
     out = np.zeros(keep.shape, dtype)
     out[~keep] = filter_value
     return out

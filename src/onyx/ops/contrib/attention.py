@@ -48,7 +48,9 @@ def attention(
     if do_rotary or past_present_share_buffer:
         raise InvalidArgument(f"{what}: do_rotary and past_present_share_buffer are not supported")
     if input.ndim != 3 or weights.ndim != 2 or weights.shape[0] != input.shape[2]:
-        raise InvalidArgument(f"{what}: input {input.shape} (B, S, D) and weights {weights.shape} (D, 3H) do not fit")
+        raise InvalidArgument(
+            f"{what}: input {input.shape} (B, S, D) and weights {weights.shape} (D, 3H) do not fit"
+        )
     dtype = input.dtype
     x = to_compute(input)
     qkv = np.matmul(x, weights.astype(x.dtype, copy=False))

@@ -13,5 +13,7 @@ def bias_add(X, bias, skip):  # noqa: N803
         y = np.add(to_compute(X), to_compute(bias))
         y += to_compute(skip)
     except ValueError:
-        raise InvalidArgument(f"BiasAdd: X {X.shape}, bias {bias.shape} and skip {skip.shape} do not fit") from None
+        raise InvalidArgument(
+            f"BiasAdd: X {X.shape}, bias {bias.shape} and skip {skip.shape} do not fit"
+        ) from None
     return back(y, X.dtype)

@@ -16,7 +16,9 @@ def bias_softmax(data, bias, *, axis=1, is_inner_broadcast):
     try:
         s = np.add(x, b)
     except ValueError:
-        raise InvalidArgument(f"BiasSoftmax: bias {bias.shape} does not broadcast to data {data.shape}") from None
+        raise InvalidArgument(
+            f"BiasSoftmax: bias {bias.shape} does not broadcast to data {data.shape}"
+        ) from None
     ax = axis + x.ndim if axis < 0 else axis
     if not 0 <= ax < max(x.ndim, 1):
         raise InvalidArgument(f"BiasSoftmax: axis {axis} out of range for rank {x.ndim}")

@@ -20,7 +20,9 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_typ
     try:
         y *= to_compute(scale)
     except ValueError:
-        raise InvalidArgument(f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}") from None
+        raise InvalidArgument(
+            f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}"
+        ) from None
     y = back(y, X.dtype)
     if _num_outputs == 1:
         return y

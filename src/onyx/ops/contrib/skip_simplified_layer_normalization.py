@@ -12,5 +12,7 @@ from onyx.ops.registry import op
 def skip_simplified_layer_normalization(input, skip, gamma, bias=None, *, epsilon=1e-12, _num_outputs=1):  # noqa: A002
     what = "SkipSimplifiedLayerNormalization"
     s = skip_sum(what, input, skip, bias)
-    y, _, inv = standardize_last(s.astype(np.float32) if s.dtype != np.float64 else s, epsilon, simplified=True)
+    y, _, inv = standardize_last(
+        s.astype(np.float32) if s.dtype != np.float64 else s, epsilon, simplified=True
+    )
     return finish(what, s, y, None, inv, gamma, None, input.dtype, _num_outputs)
