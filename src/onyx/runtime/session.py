@@ -88,7 +88,9 @@ class InferenceSession:
             self._file_stamp = _file_stamp(self._model_path)
         elif isinstance(path_or_bytes, bytes | bytearray | memoryview):
             self._model_path = None
-            model = load(bytes(path_or_bytes))
+            # one immutable copy: the model's weights view it, and pickling sends it
+            self._source = data = path_or_bytes if isinstance(path_or_bytes, bytes) else bytes(path_or_bytes)
+            model = load(data)
         else:
             raise InvalidArgument(
                 f"InferenceSession expects a path, bytes or an onyx Model, got {type(path_or_bytes).__name__}"
