@@ -195,3 +195,12 @@ def test_pickle_session_with_external_data(tmp_path):
     x = _inputs(0)
     for g, w in zip(pickle.loads(blob).run(None, {"x": x}), s.run(None, {"x": x})):
         np.testing.assert_array_equal(g, w)
+
+
+def test_pickle_session_from_a_bytearray_changed_afterwards():
+    data = bytearray(_mlp_model().SerializeToString())
+    s = onyx.InferenceSession(data)
+    data[:] = b"\0" * len(data)
+    x = _inputs(0)
+    for g, w in zip(pickle.loads(pickle.dumps(s)).run(None, {"x": x}), s.run(None, {"x": x})):
+        np.testing.assert_array_equal(g, w)
