@@ -266,3 +266,64 @@ def check_case(case) -> list[str]:
                     continue
                 assert v == n, f"{where} dim {k}: {dims_str(dims)} (= {v}), expected {arr.shape}"
     return misses
+
+
+def fuzz(iterations: int, seed: int = 0) -> list[str]:
+    """Node-suite models with mutated input shapes (unknown ranks, other ranks, named/unknown dims),
+    attributes (dropped, odd axes) and initializer values: inference may report a contradiction
+    (an onyx error) but must never crash. Returns the crashes."""
+    import random
+    import traceback
+
+    from onyx.errors import OnyxError
+
+    rng = random.Random(seed)
+    cases = suite_cases()
+    crashes = []
+    for _ in range(iterations):
+        c = rng.choice(cases)
+        m, _ = _variant(c.model, list(c.data_sets[0][0]), rng.random() < 0.7, rng.random() < 0.5)
+        g = m.graph
+        for vi in g.input:
+            if not vi.type.HasField("tensor_type") or rng.random() < 0.5:
+                continue
+            tt = vi.type.tensor_type
+            rank = len(tt.shape.dim) + rng.choice([-1, 0, 0, 1])
+            tt.ClearField("shape")
+            if rng.random() < 0.3:
+                continue
+            tt.shape.SetInParent()
+            for _ in range(max(rank, 0)):
+                d = tt.shape.dim.add()
+                x = rng.random()
+                if x < 0.3:
+                    d.dim_param = rng.choice(["N", "seq", "a"])
+                elif x >= 0.4:
+                    d.dim_value = rng.choice([0, 1, 2, 3, 4, 6])
+        for node in g.node:
+            for a in list(node.attribute):
+                x = rng.random()
+                if x < 0.1:
+                    node.attribute.remove(a)
+                elif x < 0.3 and a.type == onnx.AttributeProto.INT:
+                    a.i = rng.choice([-3, -1, 0, 1, 2, 5])
+                elif x < 0.4 and a.type == onnx.AttributeProto.INTS:
+                    del a.ints[:]
+                    a.ints.extend(rng.sample([-2, -1, 0, 1, 2, 3], rng.randrange(0, 4)))
+        for init in g.initializer:
+            a = numpy_helper.to_array(init)
+            if rng.random() < 0.3 and a.dtype.kind in "iu" and a.size:
+                a = a.copy().reshape(-1)
+                big = [2**62, -(2**62)] if a.dtype == np.int64 else []
+                a[rng.randrange(a.size)] = rng.choice([-5, -1, 0, 1, 7, *big])
+                init.CopyFrom(
+                    numpy_helper.from_array(a.reshape(numpy_helper.to_array(init).shape), init.name)
+                )
+        for strict in (False, True):
+            try:
+                onyx_types(m, strict=strict)
+            except OnyxError:
+                pass
+            except Exception:  # noqa: BLE001 - what the fuzzer looks for
+                crashes.append(f"{c.name}: {traceback.format_exc()[-600:]}")
+    return crashes

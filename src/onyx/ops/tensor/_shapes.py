@@ -103,6 +103,14 @@ def same(a: Dim, b: Dim) -> bool | None:
     return None
 
 
+def required(ctx, name: str) -> Any:
+    """A required attribute's value; its absence is a contradiction (ctx.fail)."""
+    v = ctx.attr(name, None)
+    if v is None:
+        ctx.fail(f"{ctx.node.op_type}: required attribute {name!r} is missing")
+    return v
+
+
 def norm_axis(ctx, axis: Any, rank: int, what: str = "axis") -> int:
     """``axis`` in [-rank, rank) made non-negative; out of range is a contradiction (ctx.fail)."""
     a = int(axis)

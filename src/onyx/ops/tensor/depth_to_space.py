@@ -50,7 +50,7 @@ def _depth_to_space_shape(ctx: ShapeContext) -> None:
         return
     if len(s) != 4:
         ctx.fail(f"DepthToSpace: input must be 4-D (N, C, H, W), got shape {s}")
-    b = int(ctx.attr("blocksize"))
+    b = int(S.required(ctx, "blocksize"))
     n, c, h, w = s
     if b <= 0 or S.is_int(c) and c % (b * b):
         ctx.fail(f"DepthToSpace: channels {c} not divisible by blocksize^2 ({b}^2)")

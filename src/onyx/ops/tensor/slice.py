@@ -92,6 +92,8 @@ def _slice_shape(ctx: ShapeContext) -> None:
         ctx.set_output(0, elem, out)
         return
     n = len(starts)
+    if axes is None and n > r:
+        ctx.fail(f"Slice: {n} starts for an input of rank {r}")
     axes = list(range(n)) if axes is None else S.norm_axes(ctx, axes, r, "Slice: axes")
     steps = [1] * n if steps is None else steps
     if len(ends) != n or len(axes) != n or len(steps) != n:

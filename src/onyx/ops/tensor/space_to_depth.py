@@ -50,7 +50,7 @@ def _space_to_depth_shape(ctx: ShapeContext) -> None:
         return
     if len(s) != 4:
         ctx.fail(f"SpaceToDepth: input must be 4-D (N, C, H, W), got shape {s}")
-    b = int(ctx.attr("blocksize"))
+    b = int(S.required(ctx, "blocksize"))
     n, c, h, w = s
     if b <= 0 or any(S.is_int(d) and d % b for d in (h, w)):
         ctx.fail(f"SpaceToDepth: spatial dims ({h}, {w}) not divisible by blocksize {b}")

@@ -50,7 +50,8 @@ def _tile_shape(ctx: ShapeContext) -> None:
         return
     if ctx.opset < 6:
         tiles, axis = S.int_values(ctx, 1), S.int_values(ctx, 2)
-        if axis is None or S.plain_ints(axis) is None:
+        bad_tiles = tiles is not None and len(tiles) != 1
+        if axis is None or S.plain_ints(axis) is None or len(axis) != 1 or bad_tiles:
             ctx.set_output(0, elem, [None] * len(src))
             return
         a = S.norm_axis(ctx, axis[0], len(src), "Tile: axis")

@@ -108,7 +108,7 @@ def _top_k_shape(ctx: ShapeContext) -> None:
         ctx.fail("TopK: input must have rank >= 1, got a scalar")
     ax = S.norm_axis(ctx, ctx.attr("axis", -1), len(src), "TopK: axis")
     if ctx.opset < 10:
-        k = int(ctx.attr("k"))
+        k = int(S.required(ctx, "k"))
     else:
         kv = S.int_values(ctx, 1)
         k = kv[0] if kv is not None and len(kv) == 1 else ctx.new_dim()
