@@ -6,7 +6,6 @@ import json
 import os
 import threading
 import time
-import warnings
 from typing import Any
 
 import numpy as np
@@ -111,7 +110,6 @@ class InferenceSession:
         by_denotation = getattr(self._options, "_free_dims_by_denotation", None)
         if by_name or by_denotation:
             _override_free_dims(model, dict(by_name or {}), dict(by_denotation or {}))
-        _infer_shapes(model)
         level = int(self._options.graph_optimization_level)
         if level > 0:
             from onyx.optimizer import optimize
@@ -334,17 +332,6 @@ class InferenceSession:
         self.__init__(  # type: ignore[misc]
             state["model_bytes"], state["options"], state["providers"], state["provider_options"]
         )
-
-
-def _infer_shapes(model: Model) -> None:
-    """Types and shapes for every value (outputs declared without a shape get one, as in onnxruntime's
-    get_outputs). Inference only informs: where it fails the session still runs, with a warning."""
-    from onyx.shape_inference import infer_shapes
-
-    try:
-        infer_shapes(model)
-    except Exception as e:  # noqa: BLE001 - a failed inference must not stop a model that can run
-        warnings.warn(f"shape inference failed, continuing without it: {type(e).__name__}: {e}", stacklevel=4)
 
 
 def _override_free_dims(model: Model, by_name: dict[str, int], by_denotation: dict[str, int]) -> None:
