@@ -18,7 +18,6 @@ from onyx.ops.nn._common import (
     norm_auto_pad,
     pad_spatial,
     window_geometry,
-    window_views,
 )
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
@@ -94,43 +93,7 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
 
 
 def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
-    """One channel per group: sum over kernel offsets of (shifted input) * weight, with out= buffers."""
-    n, c = x.shape[:2]
-    m = w.shape[0]
-    mult = m // c
-    nd = len(kernel)
-    if mult == 1:
-        return _depthwise_flat(x, w, b, pb, pe, kernel, strides, dilations, out)
-    xp = pad_spatial(x, pb, pe)
-    if mult == 1:
-        wk = w.reshape((c, -1) + (1,) * nd)
-        shape = (n, c) + out
-    else:
-        xp = xp[:, :, None]
-        wk = w.reshape((c, mult, -1) + (1,) * nd)
-        shape = (n, c, mult) + out
-    acc = np.empty(shape, dtype=x.dtype)
-    tmp = np.empty(shape, dtype=x.dtype)
-    first = True
-    kflat = 0
-    lead = 2 if mult == 1 else 3
-    for _, view in window_views(xp, kernel, strides, dilations, out, lead=lead):
-        wv = wk[:, kflat] if mult == 1 else wk[:, :, kflat]
-        if first:
-            np.multiply(view, wv, out=acc)
-            first = False
-        else:
-            np.multiply(view, wv, out=tmp)
-            acc += tmp
-        kflat += 1
-    y = acc.reshape((n, m) + out)
-    if b is not None:
-        y += b.reshape((m,) + (1,) * nd)
-    return y
-
-
-def _depthwise_flat(x, w, b, pb, pe, kernel, strides, dilations, out):
-    """Depthwise convolution on flattened (polyphase) planes.
+    """Depthwise convolution (one input channel per group, any multiplier) on flattened (polyphase) planes.
 
     The padded image is split into its stride phases (one phase when the stride is 1) and each phase
     is flattened per channel, so every kernel offset is one contiguous shift of a whole phase plane:
@@ -164,19 +127,20 @@ def _depthwise_flat(x, w, b, pb, pe, kernel, strides, dilations, out):
             sel = (slice(None), slice(None)) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
             plane[:, :, :total].reshape((n, c) + q)[...] = split[sel]
             planes[phase] = plane
-    wk = w.reshape(c, -1, 1)
-    acc = np.empty((n, c, length), dtype=x.dtype)
+    mult = w.shape[0] // c
+    wk = w.reshape(c, mult, -1, 1)
+    acc = np.empty((n, c, mult, length), dtype=x.dtype)
     tmp = np.empty_like(acc)
     for j, (phase, off) in enumerate(taps):
-        view = planes[phase][:, :, off : off + length]
+        view = planes[phase][:, :, None, off : off + length]
         if j == 0:
-            np.multiply(view, wk[:, 0], out=acc)
+            np.multiply(view, wk[:, :, 0], out=acc)
         else:
-            np.multiply(view, wk[:, j], out=tmp)
+            np.multiply(view, wk[:, :, j], out=tmp)
             acc += tmp
     if b is not None:
-        acc += b.reshape(c, 1)
-    full_out = acc.reshape((n, c, out[0]) + q[1:])
+        acc += b.reshape(c, mult, 1)
+    full_out = acc.reshape((n, c * mult, out[0]) + q[1:])
     return np.ascontiguousarray(full_out[(slice(None),) * 3 + tuple(slice(0, o) for o in out[1:])])
 
 
