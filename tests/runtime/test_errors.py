@@ -202,3 +202,40 @@ def test_bad_argument_types():
         s.run(None, [np.ones(2, np.float32)])
     with pytest.raises(onyx.InvalidArgument):
         s.run("y", {"x": np.ones(2, np.float32)})
+
+
+def test_op_without_kernel_inside_a_subgraph_or_function_fails_at_session_creation():
+    then = helper.make_graph(
+        [helper.make_node("Nope", ["x"], ["t"], domain="my.unknown.domain", name="inner")],
+        "then",
+        [],
+        [tensor("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [tensor("e", TensorProto.FLOAT, None)]
+    )
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        [tensor("c", TensorProto.BOOL, []), tensor("x", TensorProto.FLOAT, [2])],
+        [tensor("y", TensorProto.FLOAT, None)],
+        extra_opsets={"my.unknown.domain": 1},
+    )
+    with pytest.raises(OnyxNotImplemented, match="Nope"):
+        onyx_session(model)
+    fn = helper.make_function(
+        "local.fn",
+        "Wrap",
+        ["x"],
+        ["y"],
+        [helper.make_node("Nope", ["x"], ["y"], domain="my.unknown.domain")],
+        [helper.make_opsetid("my.unknown.domain", 2)],
+    )
+    model = make_model(
+        [helper.make_node("Wrap", ["x"], ["y"], domain="local.fn")],
+        [tensor("x", TensorProto.FLOAT, [2])],
+        [tensor("y", TensorProto.FLOAT, None)],
+        extra_opsets={"local.fn": 1, "my.unknown.domain": 2},
+        functions=[fn],
+    )
+    with pytest.raises(OnyxNotImplemented, match="Nope.*my.unknown.domain|my.unknown.domain.*Nope"):
+        onyx_session(model)
