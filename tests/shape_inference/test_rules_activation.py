@@ -96,6 +96,17 @@ def test_prelu_takes_x_shape(opset, slope):
     assert ours["y0"][0] == F and dims_str(ours["y0"][1]) == ["N", "C", "H", "W"]
 
 
+def test_prelu_slope_fills_in_and_must_fit():
+    x = ("x", F, ["N", None, 4])
+    assert dims_str(infer("PRelu", [x, ("s", F, [5, 1])], opset=16)[1]) == ["N", 5, 4]
+    with pytest.raises(InvalidGraph, match="PRelu"):
+        infer("PRelu", [x, ("s", F, [3])], opset=16)
+    with pytest.raises(InvalidGraph, match="PRelu"):
+        infer("PRelu", [x, ("s", F, [2, 1, 1, 1])], opset=16)
+    # opsets 1 and 6: a per-channel slope of X's axis 1, whatever the rank
+    assert dims_str(infer("PRelu", [("x", F, ["N", 3, 4, 4]), ("s", F, [3])], opset=6)[1]) == ["N", 3, 4, 4]
+
+
 @pytest.mark.parametrize("elem", [F, H, BF, D])
 def test_swiglu_same_shape(elem):
     elem_, dims = infer("SwiGLU", [("a", elem, ["N", "S", 8]), ("b", elem, ["N", "S", 8])], opset=28)

@@ -7,8 +7,9 @@ that numpy would align with the last axis instead is reshaped to axis 1 for thos
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.math._shape import broadcast
 from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.shape_inference import ShapeContext
 
 
 def _prelu(x, slope):
@@ -49,4 +50,15 @@ def p_relu_7(x, slope):
     return _prelu(x, slope)
 
 
-shape_rule("PRelu")(same_shape_rule)  # slope broadcasts into X (unidirectionally): X's shape
+@shape_rule("PRelu")
+def _p_relu_shape(ctx: ShapeContext) -> None:
+    """X's type and shape. From opset 7 the slope broadcasts into X unidirectionally, so its static dims
+    other than 1 must be X's (and fill in X's unknown ones); before, it is a scalar or per channel."""
+    x, slope = ctx.input_shape(0), ctx.input_shape(1)
+    if ctx.opset < 7 or x is None or slope is None:
+        ctx.same_as_input(0)
+        return
+    dims = broadcast(ctx, [x, slope])
+    if dims is not None and len(dims) != len(x):
+        ctx.fail(f"slope {slope} has a higher rank than X {x}")
+    ctx.set_output(0, ctx.input_elem(0), dims)
