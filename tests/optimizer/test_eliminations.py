@@ -317,3 +317,25 @@ def test_identity_in_a_function_body_keeps_the_function_output():
     m = check_pass(build, eliminate_identity, {"x": rand(3)})
     f = m.functions[0]
     assert [n.op_type for n in f.nodes] == ["Abs"] and [v.name for v in f.outputs] == ["fy"]
+
+
+def test_shapes_inside_loop_bodies_are_not_trusted():
+    """A loop-carried value declared [1, 3] grows each iteration: Slice(v, 0:3) is not a no-op."""
+
+    def build():
+        b = GraphBuilder(opset=13)
+        v0 = b.input("v0", np.float32, [1, 3])
+        body = b.subgraph("body")
+        body.input("i", np.int64, [])
+        cond = body.input("cond_in", np.bool_, [])
+        v = body.input("v", np.float32, [1, 3])
+        k = [body.const(np.array([a], I64)) for a in (0, 3, 1)]
+        s = body.Slice(v, *k)
+        body.output(body.Identity(cond), "cond_out")
+        body.output(body.Concat(v, s, axis=1), "v_out")
+        trip = b.const(np.int64(3))
+        b.output(b.Loop(trip, b.const(np.bool_(True)), v0, body=body.graph), "y", np.float32, [1, None])
+        return b.model()
+
+    m = check_pass(build, eliminate_slice, {"v0": rand(1, 3)}, changed=False)
+    assert ops(m)["Slice"] == 1

@@ -165,3 +165,26 @@ def test_matmul_add_with_fed_bias_or_old_opset_stays():
     assert not fuse_matmul_add(build(13, True))
     assert not fuse_matmul_add(build(6, False))
     assert fuse_matmul_add(build(7, False))
+
+
+def test_ir3_initializers_listed_as_inputs_are_constants_but_stay_inputs():
+    """Before IR 4 an initializer that is also a graph input is a constant (onnxruntime's reading):
+    BatchNormalization folds; new initializers are listed as inputs too, as IR 3 requires."""
+
+    def build():
+        b = GraphBuilder(opset=9, ir_version=3)
+        x = b.input("x", F32, [1, 2, 4, 4])
+        w = b.initializer("w", rand(3, 2, 3, 3, seed=9))
+        params = _bn_params(b, 3)
+        for v in (w, *params):
+            b.graph.inputs.append(v)
+        b.output(b.BatchNormalization(b.Conv(x, w), *params), "y", F32, None)
+        return b.model()
+
+    from onyx.optimizer.dead_code import eliminate_dead_code
+
+    m = check_pass(
+        build, lambda m: fuse_conv_bn(m) | eliminate_dead_code(m), {"x": rand(1, 2, 4, 4)}, rtol=1e-5
+    )
+    assert ops(m) == {"Conv": 1}
+    assert [v.name for v in m.graph.inputs] == ["x", "w__opt1", "w_bias__opt2"]

@@ -44,13 +44,22 @@ def has_attr_refs(node: Node) -> bool:
 class GraphEntry:
     """One graph of the model with the opsets in force there."""
 
-    __slots__ = ("graph", "opsets", "kind", "function")
+    __slots__ = ("graph", "opsets", "kind", "function", "dynamic")
 
-    def __init__(self, graph: Graph, opsets: dict[str, int], kind: str, function: Function | None = None):
+    def __init__(
+        self,
+        graph: Graph,
+        opsets: dict[str, int],
+        kind: str,
+        function: Function | None = None,
+        dynamic: bool = False,
+    ):
         self.graph = graph
         self.opsets = opsets
         self.kind = kind  # "main", "sub" (a node's GRAPH attribute) or "function" (a function body)
         self.function = function
+        # a loop body (or inside one): its values may change shape from one iteration to the next
+        self.dynamic = dynamic
 
     def opset(self, domain: str = "") -> int:
         d = registry.normalize_domain(domain)
@@ -60,11 +69,18 @@ class GraphEntry:
         return v
 
 
-def _walk(g: Graph, opsets: dict[str, int], kind: str, fn: Function | None, out: list[GraphEntry]) -> None:
-    out.append(GraphEntry(g, opsets, kind, fn))
+def _walk(
+    g: Graph,
+    opsets: dict[str, int],
+    kind: str,
+    fn: Function | None,
+    out: list[GraphEntry],
+    dynamic: bool = False,
+) -> None:
+    out.append(GraphEntry(g, opsets, kind, fn, dynamic))
     for n in g.nodes:
         for sub in n.subgraphs():
-            _walk(sub, opsets, "sub", fn, out)
+            _walk(sub, opsets, "sub", fn, out, dynamic or not is_op(n, "If"))
 
 
 class Scope:
@@ -79,6 +95,7 @@ class Scope:
         for f in model.functions:
             _walk(f.graph, {**opsets, **f.opsets()}, "function", f, self.entries)
         self.input_ids: set[int] = set()
+        self.dynamic_inputs: set[int] = set()  # inputs of loop bodies: shapes may vary
         # id(value) -> the output lists (graph.outputs / function.outputs) that name it
         self.output_lists: dict[int, list[list[Value]]] = {}
         self.list_owner: dict[int, Graph] = {}  # id(output list) -> the graph it belongs to
@@ -86,6 +103,8 @@ class Scope:
             g = e.graph
             for v in g.inputs:
                 self.input_ids.add(id(v))
+                if e.dynamic:
+                    self.dynamic_inputs.add(id(v))
             outs = g.outputs
             if e.kind == "function" and e.function is not None and e.function.graph is g:
                 for v in e.function.inputs:
@@ -96,6 +115,12 @@ class Scope:
                 lists = self.output_lists.setdefault(id(v), [])
                 if not any(lst is outs for lst in lists):
                     lists.append(outs)
+        self.dynamic_graphs = {id(e.graph) for e in self.entries if e.dynamic}
+        self.legacy_inputs = (model.ir_version or 0) < 4
+        if self.legacy_inputs:
+            # before IR 4 an initializer listed among the inputs is a constant (onnxruntime's reading)
+            self.input_ids.difference_update(id(v) for v in model.graph.initializers.values())
+        self.pinned_ids = set(self.input_ids) | {id(v) for v in model.graph.inputs}
         if model.training_info:
             # training algorithms update initializers by name: never treat them as constants
             self.input_ids.update(id(v) for v in model.graph.initializers.values())
@@ -131,7 +156,27 @@ class Scope:
         return len(v.uses) == 1 and v.uses[0][0] is node and id(v) not in self.output_lists
 
     def is_input(self, v: Value) -> bool:
-        return id(v) in self.input_ids
+        """A graph input (never removed, never renamed), IR < 4 constant initializers included."""
+        return id(v) in self.pinned_ids
+
+    def dims(self, v: Value | None) -> list[int | str | None] | None:
+        """The dims of ``v`` when known for every execution: values defined inside a loop body (which
+        may change shape between iterations) count as unknown."""
+        if v is None:
+            return None
+        if v.producer is None and v.const is not None:
+            return value_dims(v)
+        if v.producer is not None:
+            g = v.producer.graph
+            if g is not None and id(g) in self.dynamic_graphs:
+                return None
+        elif id(v) in self.dynamic_inputs:
+            return None
+        return value_dims(v)
+
+    def rank(self, v: Value | None) -> int | None:
+        d = self.dims(v)
+        return None if d is None else len(d)
 
     def const_value(self, v: Value | None) -> np.ndarray | None:
         """The value of ``v`` when it is a constant: an initializer that no feed can override."""
@@ -195,7 +240,15 @@ class Scope:
             v.type = TensorType(node.attributes["value"].value.data_type, Shape(np.shape(array)))
             graph.insert_node(0, node)
             return v
-        return make_initializer(graph, name, array)
+        v = make_initializer(graph, name, array)
+        self.declare_initializer(graph, v)
+        return v
+
+    def declare_initializer(self, graph: Graph, v: Value) -> None:
+        """Before IR 4 every initializer of the main graph must also be listed as a graph input."""
+        if self.legacy_inputs and graph is self.model.graph:
+            graph.inputs.append(v)
+            self.pinned_ids.add(id(v))
 
     # -- rewiring --------------------------------------------------------------------------------
     def replace_value(self, old: Value, new: Value) -> bool:
@@ -232,7 +285,7 @@ class Scope:
         lists = self.output_lists.get(id(old))
         if lists:
             p = new.producer
-            if p is None or p.graph is None or id(new) in self.output_lists or id(new) in self.input_ids:
+            if p is None or p.graph is None or id(new) in self.output_lists or id(new) in self.pinned_ids:
                 return False
             if any(self.list_owner.get(id(lst)) is not p.graph for lst in lists):
                 return False
@@ -387,6 +440,7 @@ def fold_node(sc: Scope, graph: Graph, node: Node, arrays: dict[int, np.ndarray]
             new_nodes.append(constant_node(v, arr))
         else:
             value_to_constant(graph, v, arr, keep_type=False)
+            sc.declare_initializer(graph, v)
     return new_nodes
 
 

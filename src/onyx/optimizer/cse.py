@@ -80,7 +80,7 @@ def _share_initializers(sc: Scope, g: Graph) -> bool:
     seen: dict[Any, Any] = {}
     drop: list[str] = []
     for name, v in g.initializers.items():
-        if not sc.is_const(v) or sc.is_graph_output(v) or not isinstance(v.const, Tensor):
+        if not sc.is_const(v) or sc.is_input(v) or sc.is_graph_output(v) or not isinstance(v.const, Tensor):
             continue
         if v.const.size > SHARE_LIMIT:
             continue

@@ -30,15 +30,21 @@ def eliminate_dead_code(model: Model) -> bool:
             g.nodes[:] = [n for n in g.nodes if id(n) not in ids]
             g.value_info[:] = [v for v in g.value_info if id(v) not in gone]
             changed = True
+        # before IR 4, initializers listed as inputs are constants nobody can feed: removable too
+        legacy = sc.legacy_inputs and g is model.graph
         unused = [
             name
             for name, v in g.initializers.items()
-            if not v.uses and not sc.is_graph_output(v) and not sc.is_input(v)
+            if not v.uses
+            and not sc.is_graph_output(v)
+            and (not sc.is_input(v) or (legacy and v.producer is None and id(v) not in sc.input_ids))
         ]
         if unused:
             gone = {id(g.initializers[name]) for name in unused}
             for name in unused:
                 del g.initializers[name]
+            if legacy:
+                g.inputs[:] = [v for v in g.inputs if id(v) not in gone]
             g.value_info[:] = [v for v in g.value_info if id(v) not in gone]
             changed = True
     prune_value_info(sc)  # entries left behind by other passes: not a change of the computation

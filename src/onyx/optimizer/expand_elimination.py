@@ -7,7 +7,7 @@ shape is 1 or equal to x's (static) dim, and the shape is no longer than x's ran
 from __future__ import annotations
 
 from onyx.ir.model import Model
-from onyx.optimizer._util import Scope, ints_of, is_op, value_dims
+from onyx.optimizer._util import Scope, ints_of, is_op
 
 
 def _noop(dims: list, shape: list[int]) -> bool:
@@ -30,7 +30,7 @@ def eliminate_expand(model: Model) -> bool:
                 continue
             x, s = node.inputs
             shape = ints_of(sc.const_value(s))
-            dims = value_dims(x)
+            dims = sc.dims(x)
             if x is None or shape is None or dims is None or not _noop(dims, shape):
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)

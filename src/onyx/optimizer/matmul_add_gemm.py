@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Node
-from onyx.optimizer._util import Scope, is_op, value_dims, value_elem
+from onyx.optimizer._util import Scope, is_op, value_elem
 
 _TYPES = {int(DataType.FLOAT), int(DataType.DOUBLE)}  # float16 Gemm would round A @ B before adding C
 
@@ -44,7 +44,7 @@ def fuse_matmul_add(model: Model) -> bool:
                     continue
                 a, b = mm.inputs
                 c = sc.const_value(c_val)
-                a_dims, b_dims = value_dims(a), value_dims(b)
+                a_dims, b_dims = sc.dims(a), sc.dims(b)
                 elem = value_elem(a)
                 if c is None or a_dims is None or b_dims is None or len(a_dims) != 2 or len(b_dims) != 2:
                     continue

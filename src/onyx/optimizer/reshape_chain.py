@@ -8,7 +8,7 @@ only non-static entry is a -1 standing for the one symbolic dim).
 from __future__ import annotations
 
 from onyx.ir.model import Model
-from onyx.optimizer._util import Scope, ints_of, is_op, value_dims
+from onyx.optimizer._util import Scope, ints_of, is_op
 
 
 def _allowzero(node) -> int:
@@ -51,7 +51,7 @@ def fold_reshape_chains(model: Model) -> bool:
                 continue
             if 0 in shape and az == 0:
                 continue
-            if _same_shape(value_dims(mid), shape) and sc.bypass(node, node.outputs[0], mid):
+            if _same_shape(sc.dims(mid), shape) and sc.bypass(node, node.outputs[0], mid):
                 changed = True
                 continue
             first = mid.producer

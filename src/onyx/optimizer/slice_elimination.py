@@ -8,7 +8,7 @@ dim). Opsets 1-9 carry starts/ends/axes as attributes, later opsets as constant 
 from __future__ import annotations
 
 from onyx.ir.model import Model
-from onyx.optimizer._util import Scope, ints_of, is_op, value_dims
+from onyx.optimizer._util import Scope, ints_of, is_op
 
 _BIG = (1 << 31) - 1
 
@@ -70,7 +70,7 @@ def eliminate_slice(model: Model) -> bool:
                     continue
                 if (ins[3] is not None and axes is None) or (ins[4] is not None and steps is None):
                     continue
-            if not _takes_all(starts, ends, axes, steps, value_dims(x)):
+            if not _takes_all(starts, ends, axes, steps, sc.dims(x)):
                 continue
             changed |= sc.bypass(node, node.outputs[0], x)
     sc.flush()

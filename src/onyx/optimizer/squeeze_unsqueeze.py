@@ -10,7 +10,7 @@ left alone (which dims it drops depends on the data).
 from __future__ import annotations
 
 from onyx.ir.model import Model, Node
-from onyx.optimizer._util import GraphEntry, Scope, ints_of, is_op, value_dims, value_rank
+from onyx.optimizer._util import GraphEntry, Scope, ints_of, is_op
 
 
 def _axes(sc: Scope, entry: GraphEntry, node: Node) -> list[int] | None:
@@ -51,14 +51,14 @@ def fold_squeeze_unsqueeze(model: Model) -> bool:
             a1, a2 = _axes(sc, entry, first), _axes(sc, entry, node)
             if x is None or a1 is None or a2 is None:
                 continue
-            rank = value_rank(x)
+            rank = sc.rank(x)
             if node.op_type == "Squeeze":  # Squeeze(Unsqueeze(x))
                 out_rank = None if rank is None else rank + len(a1)
                 s1, s2 = _normalize(a1, out_rank), _normalize(a2, out_rank)
                 if s1 is None or s1 != s2:
                     continue
             else:  # Unsqueeze(Squeeze(x))
-                dims = value_dims(x)
+                dims = sc.dims(x)
                 s1, s2 = _normalize(a1, rank), _normalize(a2, rank)
                 if s1 is None or s1 != s2 or dims is None or any(dims[a] != 1 for a in s1):
                     continue
