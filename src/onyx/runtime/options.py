@@ -54,10 +54,10 @@ class SessionOptions:
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key: str) -> str:
-        from onyx.errors import InvalidArgument
+        from onyx.errors import Fail  # a RuntimeError, as onnxruntime raises
 
         if key not in self._config:
-            raise InvalidArgument(f"session config entry {key!r} is not set")
+            raise Fail(f"SessionOptions does not have configuration with key: {key}")
         return self._config[key]
 
     def add_free_dimension_override_by_name(self, name: str, value: int) -> None:
@@ -96,8 +96,8 @@ class RunOptions:
         self._config[str(key)] = str(value)
 
     def get_run_config_entry(self, key: str) -> str:
-        from onyx.errors import InvalidArgument
+        from onyx.errors import Fail  # a RuntimeError, as onnxruntime raises
 
         if key not in self._config:
-            raise InvalidArgument(f"run config entry {key!r} is not set")
+            raise Fail(f"RunOptions does not have configuration with key: {key}")
         return self._config[key]
