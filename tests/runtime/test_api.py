@@ -209,8 +209,10 @@ def test_session_config_entries():
     assert so.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     so.add_session_config_entry("session.intra_op.allow_spinning", "1")
     assert so.get_session_config_entry("session.intra_op.allow_spinning") == "1"
-    with pytest.raises(onyx.OnyxError):
+    with pytest.raises(RuntimeError, match="not.set"):  # onnxruntime raises RuntimeError
         so.get_session_config_entry("not.set")
+    with pytest.raises(onyx.Fail):
+        onyx.RunOptions().get_run_config_entry("not.set")
     s = onyx.InferenceSession(_identity_model().SerializeToString(), so)
     assert s.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "1"
 
