@@ -193,3 +193,13 @@ def test_losses_vs_ort(reduction):
     check_vs_ort("NegativeLogLikelihoodLoss", {"x": x, "t": t, "w": w}, attrs, opset=13)
     check_vs_ort("SoftmaxCrossEntropyLoss", {"x": x, "t": t, "w": w}, attrs, opset=13, n_outputs=2)
     check_vs_ort("SoftmaxCrossEntropyLoss", {"x": x, "t": t}, attrs, opset=13)
+
+
+def test_attention_bad_mask_and_loss_weight_raise():
+    q = _r(1, 2, 3, 4)
+    with pytest.raises(InvalidArgument):
+        run_onyx("Attention", {"q": q, "k": q, "v": q, "m": np.zeros((5, 3, 3), np.float32)}, opset=23)
+    with pytest.raises(InvalidArgument):
+        run_onyx(
+            "NegativeLogLikelihoodLoss", {"x": _r(2, 3), "t": np.zeros(2, np.int64), "w": _r(4)}, opset=13
+        )

@@ -180,3 +180,13 @@ def test_dropout_training_seeded_and_unseeded():
     assert y4.dtype == np.float16
     with pytest.raises(InvalidArgument):
         dropout_12(x, np.array(1.5, np.float32), t, _ctx=KernelContext())
+
+
+def test_norm_bad_scale_shapes_raise():
+    x = _r(2, 3, 4)
+    with pytest.raises(InvalidArgument):
+        run_onyx("LayerNormalization", {"x": x, "s": _r(5)}, opset=17)
+    with pytest.raises(InvalidArgument):
+        run_onyx("LayerNormalization", {"x": x, "s": _r(4), "b": _r(2, 2, 3, 4)}, opset=17)
+    with pytest.raises(InvalidArgument):
+        run_onyx("RMSNormalization", {"x": x, "s": _r(3)}, opset=23)

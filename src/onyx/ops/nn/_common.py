@@ -150,3 +150,15 @@ def check_rank(x: np.ndarray, min_rank: int, what: str) -> None:
         raise InvalidArgument(
             f"{what}: input of rank {x.ndim} (shape {x.shape}); expected rank >= {min_rank}"
         )
+
+
+def check_unidirectional(x_shape, other, what: str, name: str) -> None:
+    """Raise InvalidArgument unless ``other`` broadcasts to ``x_shape`` without growing it."""
+    try:
+        ok = np.broadcast_shapes(tuple(x_shape), tuple(other.shape)) == tuple(x_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InvalidArgument(
+            f"{what}: {name} of shape {other.shape} does not broadcast to X of shape {tuple(x_shape)}"
+        )

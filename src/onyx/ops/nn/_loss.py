@@ -25,6 +25,8 @@ def nll(logp, target, weight, ignore_index, reduction, what):
     picked = np.take_along_axis(logp, t[:, None], axis=1)[:, 0]
     loss = -picked
     if weight is not None:
+        if weight.shape != (c,):
+            raise InvalidArgument(f"{what}: weight of shape {weight.shape}, expected ({c},)")
         w = weight.astype(logp.dtype)[t]
     else:
         w = None

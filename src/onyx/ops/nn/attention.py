@@ -121,6 +121,14 @@ def attention(
         ct,
     )
     if bias is not None:
+        try:
+            fits = np.broadcast_shapes(scores.shape, bias.shape) == scores.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise InvalidArgument(
+                f"Attention: attn_mask of shape {np.shape(attn_mask)} does not broadcast to {scores.shape}"
+            )
         scores += bias
     if mode == 2 and num_outputs > 3:
         qk_out = scores.copy()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.nn._common import back
+from onyx.ops.nn._common import back, check_unidirectional
 from onyx.ops.nn._norm import norm_axis, standardize_rows, stash_dtype
 from onyx.ops.nn._shapes import layer_norm_rule
 from onyx.ops.registry import op, shape_rule
@@ -13,6 +13,9 @@ from onyx.ops.registry import op, shape_rule
 @op("LayerNormalization", since=17)
 def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1, _num_outputs=1):
     ax = norm_axis(axis, max(X.ndim, 1), "LayerNormalization")
+    check_unidirectional(X.shape, Scale, "LayerNormalization", "Scale")
+    if B is not None:
+        check_unidirectional(X.shape, B, "LayerNormalization", "B")
     st = stash_dtype(stash_type, X.dtype)
     lead = X.shape[:ax]
     rows = int(np.prod(lead))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.nn._common import back
+from onyx.ops.nn._common import back, check_unidirectional
 from onyx.ops.nn._norm import norm_axis, stash_dtype
 from onyx.ops.registry import op, shape_rule
 from onyx.shape_inference import same_shape_rule
@@ -13,6 +13,7 @@ from onyx.shape_inference import same_shape_rule
 @op("RMSNormalization", since=23)
 def rms_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
     ax = norm_axis(axis, max(X.ndim, 1), "RMSNormalization")
+    check_unidirectional(X.shape, scale, "RMSNormalization", "scale")
     st = stash_dtype(stash_type, X.dtype)
     rows = int(np.prod(X.shape[:ax]))
     x2 = X.astype(st, copy=False).reshape(rows, -1) if X.size else X.astype(st).reshape(rows, -1)
