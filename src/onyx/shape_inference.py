@@ -18,7 +18,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -184,7 +184,7 @@ class ShapeContext:
         """A fresh symbol for a dim that depends on data."""
         return self.inf.new_symbol()
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         """A contradiction: raises in strict mode, otherwise the outputs stay unknown."""
         raise _RuleFailure(f"{self.node.describe()}: {message}")
 
@@ -317,7 +317,8 @@ class _Inference:
                 outs = self._fold(node, ins, opset) or self._by_rule(node, ins, opset)
         except _RuleFailure as e:
             if self.strict:
-                raise InvalidGraph(str(e)) from None
+                msg = str(e)
+                raise InvalidGraph(msg if msg.startswith(node.describe()) else f"{node.describe()}: {msg}") from None
         except OnyxError as e:
             if self.strict and not isinstance(e, registry.OnyxNotImplemented):
                 raise InvalidGraph(f"{node.describe()}: {e}") from None
