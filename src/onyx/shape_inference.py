@@ -318,7 +318,9 @@ class _Inference:
         except _RuleFailure as e:
             if self.strict:
                 msg = str(e)
-                raise InvalidGraph(msg if msg.startswith(node.describe()) else f"{node.describe()}: {msg}") from None
+                if not msg.startswith(node.describe()):
+                    msg = f"{node.describe()}: {msg}"
+                raise InvalidGraph(msg) from None
         except OnyxError as e:
             if self.strict and not isinstance(e, registry.OnyxNotImplemented):
                 raise InvalidGraph(f"{node.describe()}: {e}") from None
