@@ -216,15 +216,17 @@ class Ctx:
         self.drop_value_info(gone)
         self.sweep(feeders)
         ensure_ms_opset(self.model)
-        self.invalidate()
+        # what inference knew of the values still here stays true: no need to infer again
 
     def sweep(self, values: Iterable[Value]) -> None:
         """Remove the producers of ``values`` (recursively upwards) that nothing reads any more."""
         g = self.graph
         dead: set[int] = set()
-        stack = [v for v in values if v is not None]
+        values = [v for v in values if v is not None]
+        stack = list(values)
         while stack:
             v = stack.pop()
+            values.append(v)
             p = v.producer
             if p is None or p.graph is not g or id(p) in dead or p.op_type in _SIDE_EFFECTS:
                 continue
@@ -243,10 +245,13 @@ class Ctx:
                     gone.extend(n.outputs)
             g.nodes[:] = [n for n in g.nodes if id(n) not in dead]
             self.drop_value_info(gone)
-        for v in values:
-            if v is not None and v.producer is None and not v.uses and id(v) not in self.output_ids:
+        unused = []
+        for v in {id(v): v for v in values}.values():
+            if v.producer is None and not v.uses and id(v) not in self.output_ids:
                 if id(v) not in self.input_ids and g.initializers.get(v.name) is v:
                     del g.initializers[v.name]
+                    unused.append(v)
+        self.drop_value_info(unused)
 
     def drop_value_info(self, values: Iterable[Value]) -> None:
         """Remove ``values`` from the graph's value_info, keeping the positional overrides in step."""

@@ -393,7 +393,7 @@ def _match(ctx: Ctx, sm: Node):
         _need(nn in (None, n))
         _need(d % n == 0 and hh in (None, d // n))
     for x3 in (q3, k3, v3):
-        _need(ctx.elem(x3) in (None, 1))
+        _need(ctx.elem(x3) == 1)  # onnxruntime's CPU attention kernels are float32
     kd = ctx.dims(k3) or [None, None]
     for axis, c in pending:  # constants standing for dims of K4 [B, N, T, H]
         full = [kd[0], n, kd[1], dq // n]

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from onyx.ir.model import Model, Node
 from onyx.optimizer._pattern import MS, Ctx, attr, is_op, make_node, prod, run_on_graphs
 
@@ -36,7 +38,7 @@ def _visit(ctx: Ctx, node: Node) -> bool:
         c = ctx.const(b)
         if c is None or c.ndim != 1 or ctx.const(x) is not None:
             continue
-        if c.dtype.kind != "f" or not _last_dim_is(ctx, x, c.shape[0]):
+        if c.dtype != np.float32 or not _last_dim_is(ctx, x, c.shape[0]):
             continue
         ex, eb = ctx.elem(x), ctx.elem(b)
         if ex is None or ex != eb:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from onyx.ir.model import Model, Node, Value
 from onyx.optimizer._pattern import (
     Ctx,
@@ -43,13 +45,15 @@ def _scaled_input(ctx: Ctx, v: Value) -> Value | None:
 
 
 def _one_plus(ctx: Ctx, v: Value) -> Node | None:
-    """The single consumer Add(v, 1) of v."""
+    """The single consumer Add(v, 1) of v, the 1 a float32 constant (so the pattern is float32:
+    onnxruntime's CPU kernels of the fused ops are float32 only)."""
     if not ctx.single_use(v):
         return None
     a = v.uses[0][0]
     if not is_op(a, "Add") or len(a.inputs) != 2:
         return None
-    if not close(ctx.scalar(other_input(a, v)), 1.0, 1e-6):
+    one = ctx.const(other_input(a, v))
+    if one is None or one.dtype != np.float32 or not close(ctx.scalar(other_input(a, v)), 1.0, 1e-6):
         return None
     return a
 

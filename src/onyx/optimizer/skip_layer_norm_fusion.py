@@ -30,7 +30,7 @@ def _visit(ctx: Ctx, ln: Node) -> bool:
     da = ctx.dims(a)
     if da is None or len(da) != 3 or not ctx.same_dims(a, b) or not ctx.same_dims(a, s):
         return False
-    if axis not in (-1, 2) or ctx.elem(a) not in (1, 10) or ctx.elem(b) != ctx.elem(a):
+    if axis not in (-1, 2) or ctx.elem(a) != 1 or ctx.elem(b) != ctx.elem(a):
         return False
     gamma = ln.inputs[1]
     beta = ln.inputs[2] if len(ln.inputs) > 2 else None
