@@ -250,11 +250,19 @@ def _elem_and_shape(value) -> tuple[int, tuple]:
 def agrees_with_value(t, value, where: str = "") -> None:
     """An onyx type agrees with a run's output value (tensor, list of tensors/maps, dict, None)."""
     if value is None:
+        assert t is None or isinstance(t, OptionalType), f"{where}: {t} for an empty optional"
         return
+    if isinstance(t, OptionalType):
+        t = t.elem
     if isinstance(value, list):
         assert isinstance(t, SequenceType), f"{where}: {t} for a sequence"
+        assert t.elem is not None, f"{where}: element type unknown"
         for item in value:
-            agrees_with_value(t.elem, item, where + "[]")
+            if isinstance(t.elem, TensorType) and t.elem.shape is None:
+                # elements of varying shapes: element type only
+                assert t.elem.elem_type == _elem_and_shape(item)[0], f"{where}[]: {t.elem} for {item!r}"
+            else:
+                agrees_with_value(t.elem, item, where + "[]")
         return
     if isinstance(value, dict):
         assert isinstance(t, MapType), f"{where}: {t} for a map"

@@ -10,8 +10,20 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.control._common import check_outputs, pack, scalar_bool, scalar_int, stack
-from onyx.ops.registry import op
+from onyx.ir.dtypes import DataType
+from onyx.ir.model import Graph
+from onyx.ops.control._common import (
+    body_input,
+    check_outputs,
+    iterate_body,
+    pack,
+    scalar_bool,
+    scalar_int,
+    set_info,
+    stack,
+    tensor_info,
+)
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Loop", since=1)
@@ -55,3 +67,69 @@ def loop(M=None, cond=None, *v_initial, body, _num_outputs=None):
     if _num_outputs is not None and _num_outputs < len(results):
         results = results[:_num_outputs]
     return pack(results)
+
+
+_BIG = 1 << 62  # exporters write INT64_MAX as the trip count of a while loop
+
+
+def _never_stops_early(ctx, body: Graph, cond_out) -> bool:
+    """True when the loop runs all M iterations: no cond input, or the body's cond output is its
+    cond input passed through (or a constant true) and the initial cond is known true."""
+    if cond_out is not None and cond_out.value is not None:
+        v = np.asarray(cond_out.value)
+        if v.dtype != object and v.size == 1 and not bool(v.reshape(-1)[0]):
+            return False
+    if not ctx.has_input(1):
+        return True
+    init = ctx.input_value(1)
+    if init is None or np.asarray(init).dtype == object or not bool(np.asarray(init).reshape(-1)[0]):
+        return False
+    out = body.outputs[0]
+    while out.producer is not None and out.producer.op_type == "Identity":
+        out = out.producer.inputs[0]
+    if out is body.inputs[1]:
+        return True
+    v = None if cond_out is None else cond_out.value
+    return v is not None and np.asarray(v).dtype != object and bool(np.asarray(v).reshape(-1)[0])
+
+
+@shape_rule("Loop")
+def _loop_shape(ctx) -> None:
+    """Loop-carried values keep their types (dims the body changes become fresh symbols); scan
+    outputs get a leading dim: the trip count M when known and the loop cannot stop early, 0 when
+    the initial cond is known false, else a fresh symbol."""
+    body = ctx.attr("body")
+    if not isinstance(body, Graph):
+        return
+    n_carried = len(body.inputs) - 2
+    if n_carried < 0:
+        ctx.fail(f"the body takes {len(body.inputs)} inputs, needs at least 2")
+    given = ctx.num_inputs - 2
+    if given > n_carried:
+        ctx.fail(f"{given} loop-carried inputs, the body takes {n_carried} after (iteration, cond)")
+    carried = [ctx.input_info(2 + k) if 2 + k < ctx.num_inputs else None for k in range(n_carried)]
+    fixed = [tensor_info(int(DataType.INT64), []), tensor_info(int(DataType.BOOL), [])]
+    pre = [x if x is not None else body_input(None) for x in carried]
+    merged, rest = iterate_body(ctx, body, fixed, pre, "Loop", at=1)
+    cond_out, scans = rest[0], rest[1:]
+    count = None
+    m = ctx.input_ints(0) if ctx.has_input(0) else None
+    init = ctx.input_value(1) if ctx.has_input(1) else None
+    if init is not None and np.asarray(init).dtype != object and not bool(np.asarray(init).reshape(-1)[0]):
+        count = 0
+    elif m is not None and len(m) == 1 and (not isinstance(m[0], int) or m[0] < _BIG):
+        if _never_stops_early(ctx, body, cond_out):
+            count = m[0]
+    for k, info in enumerate(merged):
+        set_info(ctx, k, info)
+    for j, info in enumerate(scans):
+        if not _is_tensor_info(info):
+            continue
+        lead = count if count is not None else ctx.new_dim()
+        ctx.set_output(n_carried + j, info.elem, None if info.dims is None else [lead, *info.dims])
+
+
+def _is_tensor_info(info) -> bool:
+    from onyx.ir.types import TensorType
+
+    return info is not None and (info.type is None or isinstance(info.type, TensorType))

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.control._common import check_outputs, pack
-from onyx.ops.registry import op
+from onyx.ir.model import Graph
+from onyx.ops.control._common import check_outputs, iterate_body, pack, set_info
+from onyx.ops.registry import op, shape_rule
 
 
 def _split_inputs(inputs, num_scan_inputs):
@@ -163,3 +164,86 @@ def _pad_batch(per_batch, max_len, j):
         if steps:
             out[b, : len(steps)] = _stack(steps, j)
     return out
+
+
+def _norm_axes(ctx, values, ranks, what):
+    """Axes normalised with each rank (None where the rank is unknown)."""
+    values = list(values) if values is not None else [0] * len(ranks)
+    if len(values) != len(ranks):
+        ctx.fail(f"{what} has {len(values)} entries, expected {len(ranks)}")
+    out = []
+    for a, r in zip(values, ranks):
+        if r is not None and not -r <= a < r:
+            ctx.fail(f"{what} value {a} is out of range for rank {r}")
+        out.append(None if r is None and a < 0 else (a + r if a < 0 else a))
+    return out
+
+
+@shape_rule("Scan")
+def _scan_shape(ctx) -> None:
+    """States keep their types (dims the body changes become fresh symbols). Scan-9+: each scan output
+    is the body's output stacked on scan_output_axes, the number of steps being scan input 0's dim on
+    its scan axis. Scan-8: [batch, ...] states and [batch, sequence, ...] scan outputs."""
+    body = ctx.attr("body")
+    if not isinstance(body, Graph):
+        return
+    k = int(ctx.attr("num_scan_inputs"))
+    first = 1 if ctx.opset < 9 else 0
+    inputs = [ctx.input_info(i) for i in range(first, ctx.num_inputs)]
+    if not 1 <= k <= len(inputs):
+        ctx.fail(f"num_scan_inputs={k} with {len(inputs)} inputs")
+    n_state = len(inputs) - k
+    states, scans = inputs[:n_state], inputs[n_state:]
+    shapes = [None if s is None else s.dims for s in scans]
+    if ctx.opset < 9:
+        batch = next((s[0] for s in shapes if s is not None and len(s) >= 2), None)
+        length = next((s[1] for s in shapes if s is not None and len(s) >= 2), None)
+        states_in = [_drop(x, [0]) for x in states]
+        slices = [_drop(x, [0, 1]) for x in scans]
+    else:
+        ranks = [None if s is None else len(s) for s in shapes]
+        axes = _norm_axes(ctx, ctx.attr("scan_input_axes"), ranks, "scan_input_axes")
+        length = next((s[a] for s, a in zip(shapes, axes) if s is not None and a is not None), None)
+        states_in = states
+        slices = [_drop(x, [a]) for x, a in zip(scans, axes)]
+    merged, outs = iterate_body(ctx, body, [], states_in, "Scan", tail=slices)
+    if ctx.opset < 9:
+        merged = [_prepend(x, batch) for x in merged]
+    for i, info in enumerate(merged):
+        set_info(ctx, i, info)
+    if ctx.opset >= 9:
+        ranks = [None if o.dims is None else len(o.dims) + 1 for o in outs]
+        out_axes = _norm_axes(ctx, ctx.attr("scan_output_axes"), ranks, "scan_output_axes")
+    for j, info in enumerate(outs):
+        if info.dims is None:
+            ctx.set_output(n_state + j, info.elem, None)
+            continue
+        if ctx.opset < 9:
+            dims = [batch, length, *info.dims]
+        else:
+            dims = [length, *info.dims]
+            a = out_axes[j]
+            dims = dims[1 : a + 1] + [length] + dims[a + 1 :]
+        ctx.set_output(n_state + j, info.elem, dims)
+
+
+def _drop(info, axes):
+    from onyx.shape_inference import Info
+
+    if info is None or info.dims is None or any(a is None or a >= len(info.dims) for a in axes):
+        return Info(None, None if info is None else info.elem, None)
+    return Info(None, info.elem, [d for i, d in enumerate(info.dims) if i not in axes])
+
+
+def _prepend(info, d):
+    from onyx.shape_inference import Info
+
+    if info.type is not None and not _tensor(info):
+        return info
+    return Info(None, info.elem, None if info.dims is None else [d, *info.dims])
+
+
+def _tensor(info) -> bool:
+    from onyx.ir.types import TensorType
+
+    return info.type is None or isinstance(info.type, TensorType)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from onyx.errors import InvalidArgument
-from onyx.ops.control._common import check_outputs, pack
-from onyx.ops.registry import op
+from onyx.ir.model import Graph
+from onyx.ir.types import SequenceType, TensorType
+from onyx.ops.control._common import body_input, check_outputs, pack
+from onyx.ops.registry import op, shape_rule
+from onyx.shape_inference import Info, _type_of, info_from_type
 
 
 @op("SequenceMap", since=17)
@@ -27,3 +30,24 @@ def sequence_map(input_sequence, *additional_inputs, body):
         for j in range(n_out):
             results[j].append(outs[j])
     return pack(results)
+
+
+@shape_rule("SequenceMap")
+def _sequence_map_shape(ctx) -> None:
+    """Each output is a sequence of the body's matching output type; the body sees one element of
+    each sequence input and the tensor inputs whole."""
+    body = ctx.attr("body")
+    if not isinstance(body, Graph):
+        return
+    ins = []
+    for i in range(ctx.num_inputs):
+        t = ctx.input_type(i)
+        if isinstance(t, SequenceType):
+            ins.append(info_from_type(t.elem))
+        elif i == 0 and t is not None and not isinstance(t, TensorType):
+            ctx.fail(f"input_sequence must be a sequence, got {t}")
+        else:
+            ins.append(body_input(ctx.input_info(i)) if i else Info())
+    outs = ctx.infer_subgraph(body, ins)
+    for j, info in enumerate(outs):
+        ctx.set_output_type(j, SequenceType(_type_of(info)))

@@ -13,7 +13,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.errors import NotImplemented as OnyxNotImplemented
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 _CHANNELS = {"RGB": 3, "BGR": 3, "Grayscale": 1}
 
@@ -53,3 +53,16 @@ def image_decoder(encoded_stream, *, pixel_format="RGB"):
     if pixel_format == "BGR":
         return np.ascontiguousarray(pixels[:, :, ::-1])
     return np.ascontiguousarray(pixels)
+
+
+@shape_rule("ImageDecoder")
+def _image_decoder_shape(ctx) -> None:
+    """uint8 [height, width, channels]: the image's size depends on the data (fresh symbols);
+    3 channels for RGB/BGR, 1 for Grayscale."""
+    fmt = ctx.attr("pixel_format", "RGB")
+    if fmt not in _CHANNELS:
+        ctx.fail(f"pixel_format must be RGB, BGR or Grayscale, got {fmt!r}")
+    x = ctx.input_shape(0)
+    if x is not None and len(x) != 1:
+        ctx.fail(f"encoded_stream must be 1-D, got {x}")
+    ctx.set_output(0, 2, [ctx.new_dim(), ctx.new_dim(), _CHANNELS[fmt]])

@@ -7,7 +7,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ir.dtypes import to_numpy
 from onyx.ops.random._common import generator
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Multinomial", since=7)
@@ -36,3 +36,14 @@ def multinomial(input, *, dtype=6, sample_size=1, seed=None, _ctx=None):  # noqa
     flat = np.searchsorted((cdf + offsets).reshape(-1), (u + offsets).reshape(-1), side="right")
     idx = flat.reshape(batch, sample_size) - (np.arange(batch) * classes)[:, None]
     return np.minimum(idx, classes - 1).astype(out_dt)
+
+
+@shape_rule("Multinomial")
+def _multinomial_shape(ctx) -> None:
+    """[batch, sample_size] of ``dtype`` (default int32)."""
+    x = ctx.input_shape(0)
+    if x is not None and len(x) != 2:
+        ctx.fail(f"input must be [batch, class_size], got {x}")
+    ctx.set_output(
+        0, int(ctx.attr("dtype", 6)), [None if x is None else x[0], int(ctx.attr("sample_size", 1))]
+    )

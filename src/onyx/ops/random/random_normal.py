@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.ops.random._common import cast, float_dtype, generator, shape_of
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("RandomNormal", since=1)
@@ -20,3 +20,9 @@ def random_normal(*, shape, dtype=1, mean=0.0, scale=1.0, seed=None, _ctx=None):
     if mean != 0.0:
         out += work(mean)
     return cast(out, dt)
+
+
+@shape_rule("RandomNormal")
+def _random_normal_shape(ctx) -> None:
+    """The ``shape`` attribute, of ``dtype`` (default float)."""
+    ctx.set_output(0, int(ctx.attr("dtype", 1)), [int(d) for d in ctx.attr("shape")])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
-from onyx.ops.sequence._common import as_sequence
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.sequence._common import as_sequence, elem_tensor
 
 
 @op("ConcatFromSequence", since=11)
@@ -30,3 +30,25 @@ def concat_from_sequence(input_sequence, *, axis, new_axis=0):
         raise InvalidArgument(
             f"ConcatFromSequence: cannot join shapes {shapes} on axis {axis}: {e}"
         ) from None
+
+
+@shape_rule("ConcatFromSequence")
+def _concat_from_sequence_shape(ctx) -> None:
+    """The elements joined on ``axis`` (stacked on a new one with new_axis=1); the joined dim
+    depends on the sequence's length: a fresh symbol."""
+    elem, dims = elem_tensor(ctx, 0)
+    if dims is None:
+        ctx.set_output(0, elem, None)
+        return
+    new_axis = int(ctx.attr("new_axis", 0))
+    r = len(dims) + (1 if new_axis else 0)
+    axis = int(ctx.attr("axis"))
+    if not -r <= axis < r:
+        ctx.fail(f"axis {axis} is out of range [{-r}, {r - 1}] for elements of rank {len(dims)}")
+    axis = axis + r if axis < 0 else axis
+    out = list(dims)
+    if new_axis:
+        out.insert(axis, ctx.new_dim())
+    else:
+        out[axis] = ctx.new_dim()
+    ctx.set_output(0, elem, out)

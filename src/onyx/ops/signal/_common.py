@@ -57,3 +57,22 @@ def output_dtype(code: int, op_name: str) -> np.dtype:
     if dt.kind in "OSUbc":
         raise InvalidArgument(f"{op_name}: output_datatype {code} ({dt}) is not a numeric type")
     return dt
+
+
+# -- shape-rule helpers ------------------------------------------------------------------------
+
+
+def known_int(ctx, i: int):
+    """The value of scalar input ``i`` when known at load time (an int or a symbol), else None."""
+    v = ctx.input_ints(i) if ctx.has_input(i) else None
+    if v is None or len(v) != 1:
+        return None
+    return v[0]
+
+
+def window_shape_rule(ctx) -> None:
+    """Hann/Hamming/Blackman windows: [size] of output_datatype (default float)."""
+    n = known_int(ctx, 0)
+    if isinstance(n, int) and n < 0:
+        ctx.fail(f"size must be >= 0, got {n}")
+    ctx.set_output(0, int(ctx.attr("output_datatype", 1)), [n if n is not None else ctx.new_dim()])

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
-from onyx.ops.signal._common import output_dtype, scalar_int
+from onyx.ops.registry import op, shape_rule
+from onyx.ops.signal._common import known_int, output_dtype, scalar_int
 
 
 def _scalar_float(v, what):
@@ -58,3 +58,13 @@ def mel_weight_matrix(
     # A filter whose left and centre coincide is 1 at its centre.
     out[np.broadcast_to(j == centre, out.shape)] = 1.0
     return out.astype(dt)
+
+
+@shape_rule("MelWeightMatrix")
+def _mel_weight_matrix_shape(ctx) -> None:
+    """[dft_length // 2 + 1, num_mel_bins] of output_datatype (default float)."""
+    mels, n_fft = known_int(ctx, 0), known_int(ctx, 1)
+    bins = n_fft // 2 + 1 if isinstance(n_fft, int) else ctx.new_dim()
+    ctx.set_output(
+        0, int(ctx.attr("output_datatype", 1)), [bins, mels if mels is not None else ctx.new_dim()]
+    )

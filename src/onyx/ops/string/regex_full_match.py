@@ -26,7 +26,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.errors import NotImplemented as OnyxNotImplemented
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.string._common import as_strings
 
 _MAX = 0x10FFFF
@@ -217,3 +217,9 @@ def regex_full_match(X, *, pattern=None):
     match = _compile(pattern).fullmatch
     flat = x.reshape(-1).tolist()
     return np.fromiter((match(s) is not None for s in flat), dtype=np.bool_, count=len(flat)).reshape(x.shape)
+
+
+@shape_rule("RegexFullMatch")
+def _regex_full_match_shape(ctx) -> None:
+    """bool, X's shape."""
+    ctx.set_output(0, 9, ctx.input_shape(0))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.string._common import as_strings
+from onyx.shape_inference import broadcast_dims
 
 
 @op("StringConcat", since=20)
@@ -20,3 +21,9 @@ def string_concat(X, Y):
             f"StringConcat: shapes {x.shape} and {y.shape} do not broadcast together"
         ) from None
     return np.asarray(out, dtype=object)
+
+
+@shape_rule("StringConcat")
+def _string_concat_shape(ctx) -> None:
+    """string, the broadcast of X and Y."""
+    ctx.set_output(0, 8, broadcast_dims([ctx.input_shape(0), ctx.input_shape(1)]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.string._common import as_strings, lower, upper
 
 
@@ -42,3 +42,18 @@ def string_normalizer(X, *, case_change_action="NONE", is_case_sensitive=0, loca
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out.reshape(1, -1) if two_d else out
+
+
+@shape_rule("StringNormalizer")
+def _string_normalizer_shape(ctx) -> None:
+    """string [C] or [1, C]; C shrinks by the stop words found (a fresh symbol with stop words)."""
+    x = ctx.input_shape(0)
+    if x is None:
+        ctx.set_output(0, 8, None)
+        return
+    if len(x) not in (1, 2) or (len(x) == 2 and isinstance(x[0], int) and x[0] != 1):
+        ctx.fail(f"input must have shape [C] or [1, C], got {x}")
+    c = x[-1] if not ctx.attr("stopwords") else ctx.new_dim()
+    if c == 0:
+        c = 1  # an empty result is one empty string
+    ctx.set_output(0, 8, [c] if len(x) == 1 else [1, c])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 from onyx.ops.string._common import as_strings
 
 
@@ -21,3 +21,11 @@ def string_split(X, *, delimiter=None, maxsplit=None):
     for i, p in enumerate(parts):
         y[i, : len(p)] = p
     return y.reshape(x.shape + (width,)), counts.reshape(x.shape)
+
+
+@shape_rule("StringSplit")
+def _string_split_shape(ctx) -> None:
+    """Y: string, X's dims plus the largest number of pieces (a fresh symbol); Z: int64, X's dims."""
+    x = ctx.input_shape(0)
+    ctx.set_output(0, 8, None if x is None else [*x, ctx.new_dim()])
+    ctx.set_output(1, 7, x)

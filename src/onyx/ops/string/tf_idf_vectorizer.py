@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 def _token_ids(x: np.ndarray, pool_tokens: np.ndarray, strings: bool):
@@ -155,3 +155,19 @@ def tf_idf_vectorizer(
     out = np.zeros((batch, out_dim), dtype=np.float32)
     np.add.at(out, (slice(None), idx), values)
     return out.reshape(-1) if x.ndim == 1 else out
+
+
+@shape_rule("TfIdfVectorizer")
+def _tf_idf_vectorizer_shape(ctx) -> None:
+    """float [max(ngram_indexes) + 1] for 1-D input, [B, max(ngram_indexes) + 1] for 2-D."""
+    x = ctx.input_shape(0)
+    idx = ctx.attr("ngram_indexes") or []
+    width = max(idx) + 1 if idx else 0
+    if x is None:
+        ctx.set_output(0, 1, None)
+    elif len(x) == 1:
+        ctx.set_output(0, 1, [width])
+    elif len(x) == 2:
+        ctx.set_output(0, 1, [x[0], width])
+    else:
+        ctx.fail(f"input must be 1-D or 2-D, got {x}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op
-from onyx.ops.training._common import groups, scalar
+from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op, shape_rule
+from onyx.ops.training._common import groups, optimizer_shape_rule, scalar
 
 
 @op("Adagrad", domain=PREVIEW_TRAINING_DOMAIN, since=1)
@@ -20,3 +20,6 @@ def adagrad(R, T, *inputs, decay_factor=0.0, epsilon=1e-6, norm_coefficient=0.0)
         x_new.append((x - dt.type(r) * g_reg / (np.sqrt(h2) + dt.type(epsilon))).astype(dt, copy=False))
         h_new.append(h2.astype(h.dtype, copy=False))
     return tuple(x_new + h_new)
+
+
+shape_rule("Adagrad", domain=PREVIEW_TRAINING_DOMAIN)(optimizer_shape_rule(3, 2))

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op
-from onyx.ops.training._common import groups, scalar
+from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op, shape_rule
+from onyx.ops.training._common import groups, optimizer_shape_rule, scalar
 
 
 @op("Adam", domain=PREVIEW_TRAINING_DOMAIN, since=1)
@@ -30,3 +30,6 @@ def adam(R, T, *inputs, alpha=0.9, beta=0.999, epsilon=1e-6, norm_coefficient=0.
         v_new.append(v2.astype(v.dtype, copy=False))
         h_new.append(h2.astype(h.dtype, copy=False))
     return tuple(x_new + v_new + h_new)
+
+
+shape_rule("Adam", domain=PREVIEW_TRAINING_DOMAIN)(optimizer_shape_rule(4, 3))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from onyx.errors import InvalidArgument
-from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op
-from onyx.ops.training._common import groups, scalar
+from onyx.ops.registry import PREVIEW_TRAINING_DOMAIN, op, shape_rule
+from onyx.ops.training._common import groups, optimizer_shape_rule, scalar
 
 
 @op("Momentum", domain=PREVIEW_TRAINING_DOMAIN, since=1)
@@ -23,3 +23,6 @@ def momentum(R, T, *inputs, alpha, beta, mode, norm_coefficient):
         x_new.append((x - c(r) * step).astype(x.dtype, copy=False))
         v_new.append(v2.astype(v.dtype, copy=False))
     return tuple(x_new + v_new)
+
+
+shape_rule("Momentum", domain=PREVIEW_TRAINING_DOMAIN)(optimizer_shape_rule(3, 2))
