@@ -165,7 +165,10 @@ class Scope:
         if v is None:
             return None
         if v.producer is None and v.const is not None:
-            return value_dims(v)
+            if id(v) in self.input_ids:  # an overridable initializer: the declared input shape holds
+                t = v.type
+                return list(t.shape.dims) if isinstance(t, TensorType) and t.shape is not None else None
+            return list(v.const.dims)
         if v.producer is not None:
             g = v.producer.graph
             if g is not None and id(g) in self.dynamic_graphs:
@@ -362,20 +365,6 @@ def detach_deep(node: Node) -> None:
             detach_deep(n)
 
 
-def remove_nodes(graph: Graph, nodes: list[Node]) -> None:
-    """Remove ``nodes`` (whose outputs must be unused) from ``graph`` in one pass over its node list."""
-    if not nodes:
-        return
-    ids = {id(n) for n in nodes}
-    for n in nodes:
-        detach_deep(n)
-        n.graph = None
-    graph.nodes[:] = [n for n in graph.nodes if id(n) not in ids]
-    if graph.value_info:
-        gone = {id(v) for n in nodes for v in n.outputs}
-        graph.value_info[:] = [v for v in graph.value_info if id(v) not in gone]
-
-
 def prune_value_info(sc: Scope) -> bool:
     """Drop value_info entries of values that no graph defines any more (removed or folded nodes)."""
     changed = False
@@ -539,11 +528,6 @@ def value_dims(v: Value | None) -> list[int | str | None] | None:
     if isinstance(t, TensorType) and t.shape is not None:
         return list(t.shape.dims)
     return None
-
-
-def value_rank(v: Value | None) -> int | None:
-    d = value_dims(v)
-    return None if d is None else len(d)
 
 
 def ints_of(arr: np.ndarray | None) -> list[int] | None:
