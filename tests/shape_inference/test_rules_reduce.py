@@ -135,3 +135,22 @@ def cases():
 @pytest.mark.parametrize("name", _suite_ids())
 def test_node_suite_case(name, cases):
     check_case(cases[name])
+
+
+def test_reduce_prod_of_a_symbolic_shape_gives_numel():
+    import onnx.helper as oh
+
+    from tests.shape_inference._tensor_rules import graph_model
+
+    nodes = [
+        oh.make_node("Shape", ["x"], ["s"]),
+        oh.make_node("ReduceProd", ["s"], ["n"], keepdims=1),
+        oh.make_node("ReduceSum", ["s", "zero"], ["t"], keepdims=0),
+        oh.make_node("Reshape", ["x", "n"], ["y"]),
+        oh.make_node("Unsqueeze", ["t", "zero"], ["tu"]),
+        oh.make_node("ConstantOfShape", ["tu"], ["z"]),
+    ]
+    inits = {"zero": np.array([0], np.int64)}
+    got = onyx_types(graph_model(nodes, [("x", F, ["batch", "seq", 4])], ["y", "z"], inits, opset=18))
+    assert dims_str(got["y"][1]) == ["4*batch*seq"]
+    assert dims_str(got["z"][1]) == ["batch+seq+4"]

@@ -724,3 +724,15 @@ def test_real_exports_match_run_time_shapes(path):
             assert v is None or v == n, (name, dims_str(dims), val.shape, env)
         checked += 1
     assert checked > 10
+
+
+def test_split_of_a_symbolic_shape_vector_keeps_values():
+    nodes = [
+        oh.make_node("Shape", ["x"], ["s"]),
+        oh.make_node("Split", ["s", "sizes"], ["lead", "tail"], axis=0),
+        oh.make_node("Concat", ["lead", "m1"], ["target"], axis=0),
+        oh.make_node("Reshape", ["x", "target"], ["y"]),
+    ]
+    inits = {"sizes": i64(2, 2), "m1": i64(-1)}
+    m = graph_model(nodes, [("x", F, ["batch", "seq", 4, 16])], ["y"], inits, opset=13)
+    assert dims_str(onyx_types(m)["y"][1]) == ["batch", "seq", 64]

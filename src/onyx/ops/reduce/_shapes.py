@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from onyx.ops.tensor import _shapes as S
 from onyx.shape_inference import ShapeContext
 
@@ -30,6 +32,7 @@ def reduce_shape_rule(ctx: ShapeContext) -> None:
             ctx.set_output(0, elem, None)
             return
         ctx.set_output(0, elem, [1] * len(src) if keep else [])
+        _symbolic_value(ctx, None, keep)
         return
     if src is None:
         ctx.set_output(0, elem, None)
@@ -46,6 +49,19 @@ def reduce_shape_rule(ctx: ShapeContext) -> None:
         return
     ax = set(S.norm_axes(ctx, plain, r))
     ctx.set_output(0, elem, [1 if i in ax else d for i, d in enumerate(src) if keep or i not in ax])
+    _symbolic_value(ctx, tuple(sorted(ax)), keep)
+
+
+def _symbolic_value(ctx: ShapeContext, axes: tuple[int, ...] | None, keep: bool) -> None:
+    """ReduceProd/ReduceSum of a symbolic shape vector (numel = ReduceProd(Shape(x))): the driver folds
+    numeric values itself but leaves symbolic ones to the rule."""
+    value = ctx.input_value(0)
+    fn = {"ReduceProd": np.prod, "ReduceSum": np.sum}.get(ctx.node.op_type)
+    if fn is None or value is None or np.asarray(value).dtype != object:
+        return
+    arr = np.asarray(value)
+    res = fn(arr, axis=axes, keepdims=keep)
+    ctx.set_output_value(0, S.value_array(np.asarray(res, dtype=object)), S.INT64)
 
 
 def arg_shape_rule(ctx: ShapeContext) -> None:

@@ -202,3 +202,11 @@ def dims_array(dims: Any) -> np.ndarray:
     arr = np.empty(len(flat), dtype=object)
     arr[:] = flat
     return arr if isinstance(dims, list) else arr.reshape(())
+
+
+def value_array(arr: np.ndarray) -> np.ndarray:
+    """A symbolic (object) value normalised: int64 when no symbol is left."""
+    arr = np.asarray(arr)
+    if arr.dtype == object and not any(isinstance(x, Sym) for x in arr.reshape(-1).tolist()):
+        return arr.astype(np.int64)
+    return arr

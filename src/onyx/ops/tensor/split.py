@@ -128,6 +128,13 @@ def _split_shape(ctx: ShapeContext) -> None:
             ctx.fail(f"Split: split sizes {sizes} do not add up to axis {ax} of size {dim}")
     for i in range(n_out):
         ctx.set_output(i, elem, src[:ax] + [None if sizes is None else sizes[i]] + src[ax + 1 :])
+    value = ctx.input_value(0)
+    if value is not None and sizes is not None and all(S.is_int(v) and v >= 0 for v in sizes):
+        # a symbolic shape vector split into parts (the driver folds numeric values itself)
+        arr = np.asarray(value)
+        if arr.shape[ax] == sum(sizes):
+            for i, part in enumerate(np.split(arr, np.cumsum(sizes[:-1]).astype(int), axis=ax)):
+                ctx.set_output_value(i, S.value_array(part), S.INT64)
 
 
 def _equal_chunks(ctx: ShapeContext, dim, n: int) -> list:
