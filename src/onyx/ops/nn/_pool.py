@@ -38,37 +38,50 @@ def _lowest(dtype):
     return -np.inf
 
 
-def separable_reduce(xp, kernel, strides, dilations, out, ufunc):
+def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
     """Reduce windows axis by axis (max and sum are separable): sum(k_i) passes instead of prod(k_i).
 
-    The outer axes go first: their passes read whole contiguous rows, and the innermost axis (whose
-    strided reads are the slow part) is reduced last, on the smallest array.
+    No padded copy is made: along each axis, every kernel tap updates only the output positions whose
+    input index falls inside the tensor; positions a tap never reaches keep ``pad_value`` (the value
+    the padding would have contributed). The outer axes go first: their passes read whole contiguous
+    rows, and the innermost axis (whose strided reads are the slow part) is reduced last, on the
+    smallest array.
     """
-    y = xp
+    y = x
     nd = len(kernel)
     for d in range(nd):
         axis = 2 + d
-        if kernel[d] == 1 and strides[d] == 1 and y.shape[axis] == out[d]:
+        n_in, o, s, dil = y.shape[axis], out[d], strides[d], dilations[d]
+        if kernel[d] == 1 and s == 1 and pb[d] == 0 and n_in == o:
             continue
-        acc = None
         pre = (slice(None),) * axis
+        shape = y.shape[:axis] + (o,) + y.shape[axis + 1 :]
+        acc = None
         for k in range(kernel[d]):
-            start = k * dilations[d]
-            v = y[pre + (slice(start, start + (out[d] - 1) * strides[d] + 1, strides[d]),)]
+            first = k * dil - pb[d]  # input index of output 0 for this tap
+            lo = max(0, -(first // s) if first < 0 else 0)
+            hi = min(o, (n_in - 1 - first) // s + 1) if n_in - 1 - first >= 0 else 0
+            if hi <= lo:
+                continue
+            src = y[pre + (slice(first + lo * s, first + (hi - 1) * s + 1, s),)]
             if acc is None:
-                acc = v.copy()
-            else:
-                ufunc(acc, v, out=acc)
+                if lo == 0 and hi == o:
+                    acc = src.copy()
+                    continue
+                acc = np.full(shape, pad_value, dtype=y.dtype)
+            dst = acc[pre + (slice(lo, hi),)]
+            ufunc(dst, src, out=dst)
+        if acc is None:
+            acc = np.full(shape, pad_value, dtype=y.dtype)
         y = acc
-    return y if y is not xp else xp.copy()
+    return y if y is not x else x.copy()
 
 
 def max_pool(x, kernel, strides, dilations, pb, pe, out):
     n, c = x.shape[:2]
     if n * c * int(np.prod(out)) == 0:
         return np.empty((n, c) + out, dtype=x.dtype)
-    xp = pad_spatial(x, pb, pe, _lowest(x.dtype))
-    return separable_reduce(xp, kernel, strides, dilations, out, np.maximum)
+    return separable_reduce(x, kernel, strides, dilations, pb, out, np.maximum, _lowest(x.dtype))
 
 
 @lru_cache(maxsize=256)
@@ -141,8 +154,7 @@ def sum_pool(x, kernel, strides, dilations, pb, pe, out, power=None):
         x = np.abs(x)
         if power != 1:
             x = x**power
-    xp = pad_spatial(x, pb, pe, 0)
-    return separable_reduce(xp, kernel, strides, dilations, out, np.add)
+    return separable_reduce(x, kernel, strides, dilations, pb, out, np.add, 0)
 
 
 def avg_pool(x, kernel, strides, dilations, pb, pe, out, pe0, count_include_pad):
