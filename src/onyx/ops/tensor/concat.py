@@ -83,11 +83,15 @@ def _concat_shape(ctx: ShapeContext) -> None:
 def _concat_values(ctx: ShapeContext, present: list[int]) -> bool:
     """Shape arithmetic the kernel refuses: int64 and symbolic (object) vectors mixed."""
     vals = [ctx.input_value(i) for i in present]
-    if not vals or any(v is None or np.asarray(v).ndim != 1 for v in vals):
+    if ctx.attr("axis", 1) not in (0, -1) or not vals:
+        return False
+    if any(v is None or np.asarray(v).ndim != 1 for v in vals):
         return False
     arrays = [np.asarray(v) for v in vals]
     if not all(a.dtype == object or a.dtype.kind in "iu" for a in arrays):
         return False
+    if not any(a.dtype == object for a in arrays):
+        return False  # numeric values the kernel refused (mixed int types): leave it to the run
     out = np.concatenate([a.astype(object) for a in arrays])
     if not any(isinstance(x, Sym) for x in out.tolist()):
         out = out.astype(np.int64)
