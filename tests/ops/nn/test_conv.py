@@ -186,3 +186,11 @@ def test_conv_transpose_blocked_matches(monkeypatch):
         got = conv_transpose(x, w, b, **attrs)
         monkeypatch.setattr(ct_mod, "_COLS_BYTES", 64 << 20)
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_float16_frozen_weights_cached_conversion():
+    x, w = _r(1, 8, 10, 10).astype(np.float16), _r(16, 8, 3, 3).astype(np.float16)
+    ref = conv(x, w, pads=[1, 1, 1, 1])
+    w.flags.writeable = False
+    np.testing.assert_array_equal(conv(x, w, pads=[1, 1, 1, 1]), ref)
+    np.testing.assert_array_equal(conv(x, w, pads=[1, 1, 1, 1]), ref)

@@ -10,6 +10,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import (
+    as_compute_weight,
     as_ints,
     back,
     check_rank,
@@ -152,7 +153,7 @@ def conv(
     ct = compute_dtype(dtype)
     y = conv_forward(
         X.astype(ct, copy=False),
-        W.astype(ct, copy=False),
+        as_compute_weight(W, ct),
         None if B is None else B.astype(ct, copy=False),
         auto_pad=auto_pad,
         dilations=dilations,
