@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.nn._common import as_ints, back, check_rank, compute_dtype, norm_auto_pad
+from onyx.ops.nn._common import as_compute_weight, as_ints, back, check_rank, compute_dtype, norm_auto_pad
 from onyx.ops.nn._shapes import conv_transpose_rule
 from onyx.ops.registry import op, shape_rule
 
@@ -67,7 +67,7 @@ def conv_transpose(
     dtype = X.dtype
     ct = compute_dtype(dtype)
     x = X.astype(ct, copy=False)
-    w = W.astype(ct, copy=False)
+    w = as_compute_weight(W, ct)
     nd = x.ndim - 2
     n, c = x.shape[:2]
     in_shape = tuple(x.shape[2:])
