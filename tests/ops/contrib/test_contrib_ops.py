@@ -217,3 +217,33 @@ def test_errors():
         onyx_only("FusedConv", [rn(1, 2, 4, 4), rn(2, 2, 3, 3)], activation="Bogus")
     with pytest.raises(OnyxError):
         onyx_only("Attention", [rn(2, 5, 16), rn(16, 48), rn(48)], num_heads=5)
+
+
+@pytest.mark.parametrize("n_out", [2, 3])  # onnxruntime's type inference requires mask_index
+def test_embed_layer_norm(n_out):
+    ids = R.integers(0, 30, (2, 6)).astype(np.int32)
+    seg = R.integers(0, 2, (2, 6)).astype(np.int32)
+    mask = np.ones((2, 6), np.int32)
+    mask[1, 4:] = 0
+    w, p, sg, g, be = rn(30, 8), rn(16, 8), rn(2, 8), rn(8), rn(8)
+    check("EmbedLayerNormalization", [ids, seg, w, p, sg, g, be, mask], n_out=n_out, epsilon=1e-5)
+    check("EmbedLayerNormalization", [ids, None, w, p, None, g, be], n_out=n_out)
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("layout", ["3d", "4d"])
+def test_rotary_embedding(interleaved, layout):
+    b, s, n, h = 2, 5, 2, 8
+    x = rn(b, s, n * h) if layout == "3d" else rn(b, n, s, h)
+    pos = R.integers(0, 10, (b, s)).astype(np.int64)
+    ang = R.random((16, h // 2)).astype(np.float32) * 3
+    kw = {"num_heads": n} if layout == "3d" else {}
+    check("RotaryEmbedding", [x, pos, np.cos(ang), np.sin(ang)], interleaved=interleaved, **kw)
+
+
+def test_rotary_embedding_partial():
+    b, s, n, h = 1, 4, 2, 8
+    x = rn(b, s, n * h)
+    ang = R.random((8, 2)).astype(np.float32)
+    pos = np.arange(s, dtype=np.int64)[None]
+    check("RotaryEmbedding", [x, pos, np.cos(ang), np.sin(ang)], num_heads=n, rotary_embedding_dim=4)
