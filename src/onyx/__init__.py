@@ -21,7 +21,7 @@ from onyx.errors import (
 from onyx.ir.model import Attr, AttrType, Function, Graph, Model, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.model_io import load, load_from_string, load_tensor, save, save_tensor, serialize
-from onyx.ops.registry import op as custom_op
+from onyx.ops.registry import custom_op
 from onyx.optimizer import optimize
 from onyx.runtime.options import (
     ExecutionMode,

@@ -126,7 +126,7 @@ class _Checker:
                 self.err(f"{where}: a graph input has an empty name")
             define(v, "graph input")
             if main:
-                self.check_value_type(v, f"{where} input {v.name!r}", required=True)
+                self.check_value_type(v, f"{where} input {v.name!r}", required=self.full)
         for v in g.initializers.values():
             self.check_initializer(v, where)
             if v in g.inputs:
@@ -176,7 +176,7 @@ class _Checker:
             if id(v) not in defined and id(v) not in outer_ids:
                 self.err(f"{where}: graph output {v.name!r} is not defined")
             if main:
-                self.check_value_type(v, f"{where} output {v.name!r}", required=True)
+                self.check_value_type(v, f"{where} output {v.name!r}", required=self.full)
 
     def check_value_type(self, v: Value, what: str, required: bool) -> None:
         t = v.type

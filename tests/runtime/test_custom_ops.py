@@ -166,9 +166,38 @@ def test_failing_custom_kernel_raises_fail_naming_the_node():
         onyx_session(model).run(None, {"x": np.zeros(2, np.float32)})
 
 
-def test_registering_the_same_custom_op_twice_is_an_error():
-    with pytest.raises(onyx.OnyxError, match="MyRelu"):
+def test_registering_a_custom_op_again_replaces_it():
+    """Re-running the cell that defines a kernel replaces it (onnxruntime has no such API to mirror)."""
+    from onnx import TensorProto, helper
 
-        @onyx.custom_op("MyRelu", domain=DOMAIN)
+    name = "ReplacedOp"
+
+    @onyx.custom_op(name, domain=DOMAIN)
+    def first(x):
+        return x + 1
+
+    @onyx.custom_op(name, domain=DOMAIN)
+    def second(x):
+        return x + 2
+
+    graph = helper.make_graph(
+        [helper.make_node(name, ["x"], ["y"], domain=DOMAIN)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)]
+    )
+    out = onyx.InferenceSession(model.SerializeToString()).run(None, {"x": np.zeros(2, np.float32)})[0]
+    np.testing.assert_array_equal(out, [2, 2])
+
+
+def test_builtin_operators_cannot_be_registered_twice():
+    from onyx.ops.registry import op
+
+    with pytest.raises(onyx.OnyxError, match="Relu"):
+
+        @op("Relu", since=14)
         def again(x):
             return x

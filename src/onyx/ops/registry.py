@@ -160,6 +160,20 @@ def op(
     return deco
 
 
+def custom_op(
+    op_type: str, *, domain: str, since: int = 1, until: int | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for user kernels (``onyx.custom_op``): like :func:`op`, but registering the same op
+    again replaces the earlier kernel (re-running a notebook cell). Kernels live in the process that
+    registered them: a worker process must import the module that defines them."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(op_type, fn, domain=domain, since=since, until=until, replace=True)
+        return fn
+
+    return deco
+
+
 def shape_rule(op_type: str, *, domain: str = DEFAULT_DOMAIN) -> Callable[[Callable], Callable]:
     """Decorator: attach a shape-inference rule to every registered version of ``op_type``."""
 

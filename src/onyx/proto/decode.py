@@ -586,15 +586,12 @@ def _apply_info(g: Graph, kind: str, idx: int, v: Value, info, fresh: bool) -> N
     if fresh:
         v.type, v.doc_string, v.metadata_props, v.unknown = typ, doc, meta, unknown
         return
-    if (
-        v.type is None
-        and v.doc_string is None
-        and not v.metadata_props
-        and not v.unknown
-        and v.producer is not None
-    ):
-        # the first ValueInfo seen for a node output
-        if v.producer.graph is g:
+    if v.type is None and v.doc_string is None and not v.metadata_props and not v.unknown:
+        # the first ValueInfo seen for a node output or an initializer of this graph
+        local = (v.producer is not None and v.producer.graph is g) or (
+            v.producer is None and v.const is not None and g.initializers.get(v.name) is v
+        )
+        if local:
             v.type, v.doc_string, v.metadata_props, v.unknown = typ, doc, meta, unknown
             return
     same = _type_bytes(v.type) == _type_bytes(typ) and v.doc_string == doc and v.metadata_props == meta

@@ -140,7 +140,9 @@ class Step:
 class CompileContext:
     """What compiling needs across a model: opsets, functions, the kernel context."""
 
-    def __init__(self, opsets: dict[str, int], functions: dict[tuple[str, str, str], Function], kctx: KernelContext):
+    def __init__(
+        self, opsets: dict[str, int], functions: dict[tuple[str, str, str], Function], kctx: KernelContext
+    ):
         self.opsets = opsets
         self.functions = functions
         self.kctx = kctx
@@ -244,14 +246,15 @@ class Plan:
         n_params = len(kernel.inputs)
         if len(ins) > n_params and not kernel.variadic:
             raise InvalidGraph(
-                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} {kernel.version_range} takes at most "
-                f"{n_params}"
+                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} {kernel.version_range} "
+                f"takes at most {n_params}"
             )
         while ins and ins[-1] == NONE_SLOT and len(ins) > kernel.min_inputs:
             ins.pop()
         if len(ins) < kernel.min_inputs:
             raise InvalidGraph(
-                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} needs at least {kernel.min_inputs}"
+                f"{node.describe()}: {len(ins)} inputs given, "
+                f"{node.op_type} needs at least {kernel.min_inputs}"
             )
         return Step(kernel.fn, tuple(ins), tuple(outs), kwargs, node, tuple(subgraphs))
 
@@ -260,7 +263,9 @@ class Plan:
         for a in node.attributes.values():
             if a.ref_attr_name:
                 if self.attr_env is None:
-                    raise InvalidGraph(f"{node.describe()}: attribute reference {a.ref_attr_name!r} outside a function")
+                    raise InvalidGraph(
+                        f"{node.describe()}: attribute reference {a.ref_attr_name!r} outside a function"
+                    )
                 ref = self.attr_env.get(a.ref_attr_name)
                 if ref is None:
                     continue  # the caller did not set it: the kernel's default applies

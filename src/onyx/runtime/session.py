@@ -364,15 +364,15 @@ _blas_state: list[int | None] = [None]
 def _use_blas_threads(n: int) -> None:
     """Give BLAS ``n`` threads (0: its default) before a run, so that one session's intra_op_num_threads
     does not stay in force for every other session of the process."""
-    from onyx.runtime.threads import set_blas_threads
+    from onyx.runtime.threads import physical_cores, set_blas_threads
 
     _blas_state[0] = n
     if n <= 0:
         env = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
         try:
-            n = int(env) if env else len(os.sched_getaffinity(0))
-        except (ValueError, AttributeError):
-            n = os.cpu_count() or 1
+            n = int(env) if env else physical_cores()
+        except ValueError:
+            n = physical_cores()
     set_blas_threads(n)
 
 
