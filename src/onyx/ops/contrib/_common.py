@@ -204,3 +204,18 @@ def add_bias(a, b):
     if b is None:
         return a
     return a + b
+
+
+def rule_like_input0(ctx, outputs=(0,)) -> None:
+    """Shape rule: the listed outputs have input 0's type and shape."""
+    for i in outputs:
+        if i < ctx.num_outputs:
+            ctx.set_output(i, ctx.input_elem(0), ctx.input_shape(0))
+
+
+def rule_stats(ctx, outputs) -> None:
+    """Shape rule: per-row float32 statistics, input 0's shape with the last dim 1."""
+    s = ctx.input_shape(0)
+    for i in outputs:
+        if i < ctx.num_outputs:
+            ctx.set_output(i, 1, None if s is None else s[:-1] + [1])

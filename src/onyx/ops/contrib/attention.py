@@ -21,7 +21,7 @@ from onyx.ops.contrib._common import (
     key_mask_bias,
     to_compute,
 )
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("Attention", domain="com.microsoft", since=1)
@@ -82,3 +82,11 @@ def attention(
     if _num_outputs == 1:
         return back(out, dtype)
     return back(out, dtype), back(np.stack([k, v]), dtype)
+
+
+@shape_rule("Attention", domain="com.microsoft")
+def _shape(ctx):
+    s, w = ctx.input_shape(0), ctx.input_shape(1)
+    sizes = ctx.attr("qkv_hidden_sizes")
+    dv = sizes[2] if sizes else (w[1] // 3 if w and isinstance(w[1], int) else None)
+    ctx.set_output(0, ctx.input_elem(0), None if s is None or len(s) != 3 else [s[0], s[1], dv])

@@ -3,8 +3,8 @@
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, to_compute
-from onyx.ops.registry import op
+from onyx.ops.contrib._common import back, rule_like_input0, to_compute
+from onyx.ops.registry import op, shape_rule
 
 
 @op("BiasAdd", domain="com.microsoft", since=1)
@@ -17,3 +17,8 @@ def bias_add(X, bias, skip):  # noqa: N803
             f"BiasAdd: X {X.shape}, bias {bias.shape} and skip {skip.shape} do not fit"
         ) from None
     return back(y, X.dtype)
+
+
+@shape_rule("BiasAdd", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx)

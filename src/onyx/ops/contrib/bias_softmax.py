@@ -3,8 +3,8 @@
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, to_compute
-from onyx.ops.registry import op
+from onyx.ops.contrib._common import back, rule_like_input0, to_compute
+from onyx.ops.registry import op, shape_rule
 
 
 @op("BiasSoftmax", domain="com.microsoft", since=1)
@@ -29,3 +29,8 @@ def bias_softmax(data, bias, *, axis=1, is_inner_broadcast):
         np.exp(s, out=s)
         s /= np.sum(s, axis=1, keepdims=True)
     return back(s.reshape(shape), data.dtype)
+
+
+@shape_rule("BiasSoftmax", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx)

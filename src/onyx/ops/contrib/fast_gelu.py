@@ -3,8 +3,8 @@
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, gelu_tanh, to_compute
-from onyx.ops.registry import op
+from onyx.ops.contrib._common import back, gelu_tanh, rule_like_input0, to_compute
+from onyx.ops.registry import op, shape_rule
 
 
 @op("FastGelu", domain="com.microsoft", since=1)
@@ -16,3 +16,8 @@ def fast_gelu(X, bias=None):  # noqa: N803
         except ValueError:
             raise InvalidArgument(f"FastGelu: bias {bias.shape} does not broadcast to {X.shape}") from None
     return back(gelu_tanh(x), X.dtype)
+
+
+@shape_rule("FastGelu", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx)

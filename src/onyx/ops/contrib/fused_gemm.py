@@ -3,7 +3,7 @@ parameters)."""
 
 from onyx.ops.contrib._common import activate_, back, to_compute
 from onyx.ops.linalg.gemm import gemm
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("FusedGemm", domain="com.microsoft", since=1)
@@ -31,3 +31,14 @@ def fused_gemm(
             params = [0.2, 0.5 if activation_beta is None else activation_beta]
         y = activate_(y, activation, params, "FusedGemm")
     return back(y, dtype)
+
+
+@shape_rule("FusedGemm", domain="com.microsoft")
+def _shape(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a is None or b is None or len(a) != 2 or len(b) != 2:
+        ctx.set_output(0, ctx.input_elem(0), None)
+        return
+    m = a[1] if ctx.attr("transA", 0) else a[0]
+    n = b[0] if ctx.attr("transB", 0) else b[1]
+    ctx.set_output(0, ctx.input_elem(0), [m, n])

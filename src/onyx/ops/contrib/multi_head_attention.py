@@ -21,7 +21,7 @@ from onyx.ops.contrib._common import (
     key_mask_bias,
     to_compute,
 )
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("MultiHeadAttention", domain="com.microsoft", since=1)
@@ -94,3 +94,13 @@ def multi_head_attention(
     out, qk = attend(q, k, v, sc, b, what)
     outs = (back(out, dtype), back(k, dtype), back(v, dtype), back(qk, dtype))
     return outs[0] if _num_outputs == 1 else outs[:_num_outputs]
+
+
+@shape_rule("MultiHeadAttention", domain="com.microsoft")
+def _shape(ctx):
+    q, v = ctx.input_shape(0), ctx.input_shape(2)
+    if q is None or len(q) != 3:
+        ctx.set_output(0, ctx.input_elem(0), None)
+        return
+    dv = v[2] if v is not None and len(v) == 3 else (q[2] if v is None and ctx.input_rank(1) == 3 else None)
+    ctx.set_output(0, ctx.input_elem(0), [q[0], q[1], dv])

@@ -9,8 +9,8 @@ cos_cache/sin_cache (max_positions, rotary_dim / 2). Pairs are (x[2i], x[2i+1]) 
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, to_compute
-from onyx.ops.registry import op
+from onyx.ops.contrib._common import back, rule_like_input0, to_compute
+from onyx.ops.registry import op, shape_rule
 
 
 @op("RotaryEmbedding", domain="com.microsoft", since=1)
@@ -77,3 +77,8 @@ def rotary_embedding(
     else:
         out = out.reshape(b, s, n * h)
     return back(np.ascontiguousarray(out), dtype)
+
+
+@shape_rule("RotaryEmbedding", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx)

@@ -4,8 +4,8 @@ last axis * gamma (+ beta). Optional outputs: mean, inv_std_var (last axis kept 
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, standardize_last, to_compute
-from onyx.ops.registry import op
+from onyx.ops.contrib._common import back, rule_like_input0, rule_stats, standardize_last, to_compute
+from onyx.ops.registry import op, shape_rule
 
 
 def skip_sum(what, x, skip, bias):
@@ -50,3 +50,9 @@ def skip_layer_normalization(input, skip, gamma, beta=None, bias=None, *, epsilo
     s = skip_sum(what, input, skip, bias)
     y, mean, inv = standardize_last(s.astype(np.float32) if s.dtype != np.float64 else s, epsilon)
     return finish(what, s, y, mean, inv, gamma, beta, input.dtype, _num_outputs)
+
+
+@shape_rule("SkipLayerNormalization", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx, (0, 3))
+    rule_stats(ctx, (1, 2))

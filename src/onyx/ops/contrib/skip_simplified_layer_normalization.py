@@ -3,9 +3,9 @@ over the last axis * gamma. Optional outputs: mean (never produced), inv_std_var
 
 import numpy as np
 
-from onyx.ops.contrib._common import standardize_last
+from onyx.ops.contrib._common import rule_like_input0, rule_stats, standardize_last
 from onyx.ops.contrib.skip_layer_normalization import finish, skip_sum
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("SkipSimplifiedLayerNormalization", domain="com.microsoft", since=1)
@@ -16,3 +16,9 @@ def skip_simplified_layer_normalization(input, skip, gamma, bias=None, *, epsilo
         s.astype(np.float32) if s.dtype != np.float64 else s, epsilon, simplified=True
     )
     return finish(what, s, y, None, inv, gamma, None, input.dtype, _num_outputs)
+
+
+@shape_rule("SkipSimplifiedLayerNormalization", domain="com.microsoft")
+def _shape(ctx):
+    rule_like_input0(ctx, (0, 3))
+    rule_stats(ctx, (1, 2))
