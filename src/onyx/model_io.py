@@ -113,6 +113,25 @@ def _eligible_tensors(model: Model, convert_attribute: bool) -> set[int]:
     return ids
 
 
+def weight_bytes(model: Model) -> int:
+    """Bytes of the initializers of every graph (what decides whether a model needs external data)."""
+    total = 0
+    graphs = [model.graph] if model.graph is not None else []
+    while graphs:
+        g = graphs.pop()
+        for v in g.initializers.values():
+            c = v.const
+            for t in (c.values, c.indices) if isinstance(c, SparseTensor) else (c,):
+                if isinstance(t, Tensor):
+                    try:
+                        total += t.nbytes
+                    except OnyxError:
+                        pass
+        for n in g.nodes:
+            graphs.extend(n.subgraphs())
+    return total
+
+
 def serialize(model: Model) -> bytes:
     """The model as bytes (all data inline)."""
     w = _encode.encode_model(model)

@@ -116,9 +116,11 @@ class InferenceSession:
 
             model = optimize(model, level)
         if self._options.optimized_model_filepath:
-            from onyx.model_io import save
+            from onyx.model_io import save, weight_bytes
 
-            save(model, self._options.optimized_model_filepath)
+            # past ~1.8 GB of weights the file would cross protobuf's 2 GB limit: weights go beside it
+            big = weight_bytes(model) > (1800 << 20)
+            save(model, self._options.optimized_model_filepath, save_as_external_data=big)
         self._model = model
         g = model.graph
         threads = int(self._options.intra_op_num_threads or 0)
