@@ -190,10 +190,10 @@ def test_skip_layer_norm(bias, sum_out):
     assert ops(m)["Add"] == 0 and ops(m)["LayerNormalization"] == 0
 
 
-def test_skip_layer_norm_not_on_broadcast():
+def test_skip_layer_norm_not_on_hidden_broadcast():
     from onyx.shape_inference import infer_shapes
 
-    m = _sln_model(skip_shape=(1, 5, 8))
+    m = _sln_model(skip_shape=("N", 5, 1))
     infer_shapes(m)
     assert skip_layer_norm_fusion(m) is False
 
@@ -380,3 +380,15 @@ def test_attention_not_when_probabilities_are_read():
 
     sm.outputs[0].type = tensor_type(F, None)
     assert attention_fusion(m) is False
+
+
+def test_skip_layer_norm_skip_with_batch_one():
+    from onyx.shape_inference import infer_shapes
+
+    def build():
+        m = _sln_model(bias=True, skip_shape=(1, 5, 8))
+        infer_shapes(m)
+        return m
+
+    feeds = {"x": rn(2, 5, 6), "s": rn(1, 5, 8)}
+    check_pass(build, skip_layer_norm_fusion, feeds, expect="com.microsoft::SkipLayerNormalization")

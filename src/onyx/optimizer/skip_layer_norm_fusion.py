@@ -8,7 +8,18 @@ When the sum is read elsewhere too (a residual stream), the fused node's fourth 
 from __future__ import annotations
 
 from onyx.ir.model import Model, Node, Value
-from onyx.optimizer._pattern import Ctx, attr, is_op, make_node, prod, run_on_graphs
+from onyx.optimizer._pattern import Ctx, _dim_eq, attr, is_op, make_node, prod, run_on_graphs
+
+
+def _skip_fits(ctx: Ctx, skip: Value, full: list) -> bool:
+    """skip is (B, S, H) like the input, or (1, S, H): rank 3 with S and H known equal to the
+    input's (its batch dim may be unknown: the Add broadcast, so it is B or 1)."""
+    d = ctx.dims(skip)
+    if d is None or len(d) != 3:
+        return False
+    if not all(x is not None and y is not None and _dim_eq(x, y) for x, y in zip(d[1:], full[1:])):
+        return False
+    return True
 
 
 def _visit(ctx: Ctx, ln: Node) -> bool:
@@ -27,8 +38,12 @@ def _visit(ctx: Ctx, ln: Node) -> bool:
     if add is None or len(ln.inputs) < 2:
         return False
     a, b = add.inputs
+    if a is None or b is None or a is b:
+        return False
+    if not ctx.same_dims(a, s):
+        a, b = b, a  # the input must have the sum's shape; the skip may be (1, S, H)
     da = ctx.dims(a)
-    if da is None or len(da) != 3 or not ctx.same_dims(a, b) or not ctx.same_dims(a, s):
+    if da is None or len(da) != 3 or not ctx.same_dims(a, s) or not _skip_fits(ctx, b, da):
         return False
     if axis not in (-1, 2) or ctx.elem(a) != 1 or ctx.elem(b) != ctx.elem(a):
         return False
