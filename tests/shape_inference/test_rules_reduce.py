@@ -81,9 +81,9 @@ def test_noop_with_empty_axes(op):
 @pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax"])
 def test_reduce_unknown_axes_value(op):
     ours = onyx_types(_reduce(op, ["N", "seq", 5], [0, 1], 1, known=False))
-    assert dims_str(ours["y0"][1]) == [None, None, None]
+    assert [str(d)[:5] for d in ours["y0"][1]] == ["unk__"] * 3  # fixed by the axes at run time
     ours = onyx_types(_reduce(op, ["N", "seq", 5], [0, 1], 0, known=False))
-    assert dims_str(ours["y0"][1]) == [None]
+    assert [str(d)[:5] for d in ours["y0"][1]] == ["unk__"]
 
 
 @pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMin"])

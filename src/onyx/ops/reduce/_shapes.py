@@ -19,10 +19,10 @@ def reduce_shape_rule(ctx: ShapeContext) -> None:
         if src is None:
             ctx.set_output(0, elem, None)
         elif keep:
-            ctx.set_output(0, elem, [None] * len(src))
+            ctx.set_output(0, elem, S.fresh(ctx, len(src)))
         else:
             n = S.vector_length(ctx, 1)
-            ctx.set_output(0, elem, None if n is None or n == 0 else [None] * (len(src) - n))
+            ctx.set_output(0, elem, None if n is None or n == 0 else S.fresh(ctx, len(src) - n))
         return
     if not axes:
         if ctx.attr("noop_with_empty_axes", 0):
@@ -39,7 +39,7 @@ def reduce_shape_rule(ctx: ShapeContext) -> None:
         return
     plain = S.plain_ints(axes)
     if plain is None:
-        ctx.set_output(0, elem, [None] * (len(src) if keep else len(src) - len(axes)))
+        ctx.set_output(0, elem, S.fresh(ctx, len(src) if keep else len(src) - len(axes)))
         return
     r = len(src)
     if r == 0:

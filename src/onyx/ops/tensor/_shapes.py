@@ -210,3 +210,9 @@ def value_array(arr: np.ndarray) -> np.ndarray:
     if arr.dtype == object and not any(isinstance(x, Sym) for x in arr.reshape(-1).tolist()):
         return arr.astype(np.int64)
     return arr
+
+
+def fresh(ctx, n: int) -> list:
+    """``n`` fresh symbols: dims fixed at run time by values not known now (an unknown shape input,
+    unknown axes or pads). Dims unknown because an input's dims are unknown stay None."""
+    return [ctx.new_dim() for _ in range(n)]

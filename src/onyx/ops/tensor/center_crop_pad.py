@@ -60,5 +60,5 @@ def _center_crop_pad_shape(ctx: ShapeContext) -> None:
     if target is not None and len(target) != len(axes):
         ctx.fail(f"CenterCropPad: shape {target} has {len(target)} entries for axes {axes}")
     for i, a in enumerate(axes):
-        out[a] = None if target is None else target[i]
+        out[a] = ctx.new_dim() if target is None else target[i]
     ctx.set_output(0, elem, out)

@@ -35,7 +35,7 @@ def _constant_of_shape_shape(ctx: ShapeContext) -> None:
     dims = S.int_values(ctx, 0)
     if dims is None:
         n = S.vector_length(ctx, 0)
-        ctx.set_output(0, elem, None if n is None else [None] * n)
+        ctx.set_output(0, elem, None if n is None else S.fresh(ctx, n))
         return
     if any(S.is_int(d) and d < 0 for d in dims):
         ctx.fail(f"ConstantOfShape: shape {dims} has a negative dimension")

@@ -46,7 +46,7 @@ def _expand_shape(ctx: ShapeContext) -> None:
         ctx.set_output(0, elem, None)
         return
     rank = max(n, len(src))
-    out: list = [None] * rank
+    out: list = S.fresh(ctx, rank)
     for k, d in enumerate(src):
         if S.is_int(d) and d != 1:
             out[rank - len(src) + k] = d  # the target's dim must be 1 or d

@@ -71,4 +71,4 @@ def _one_hot_shape(ctx: ShapeContext) -> None:
                 n = None
             if n is not None and n < 1:
                 ctx.fail(f"OneHot: depth must be positive, got {n}")
-    ctx.set_output(0, elem, idx[:ax] + [n] + idx[ax:])
+    ctx.set_output(0, elem, idx[:ax] + [ctx.new_dim() if n is None else n] + idx[ax:])

@@ -109,7 +109,7 @@ def _pad_shape(ctx: ShapeContext) -> None:
             given = S.plain_ints(S.int_values(ctx, 3))
             axes = None if given is None else S.norm_axes(ctx, given, r, "Pad: axes")
     if pads is None or axes is None:
-        ctx.set_output(0, elem, [None] * r)
+        ctx.set_output(0, elem, S.fresh(ctx, r))
         return
     if len(pads) != 2 * len(axes):
         ctx.fail(f"Pad: pads has {len(pads)} values, expected {2 * len(axes)} for {len(axes)} axes")

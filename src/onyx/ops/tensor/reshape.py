@@ -69,7 +69,7 @@ def _reshape_shape(ctx: ShapeContext) -> None:
         target = S.int_values(ctx, 1)
     if target is None:
         n = S.vector_length(ctx, 1) if ctx.opset >= 5 else None
-        ctx.set_output(0, elem, None if n is None else [None] * n)
+        ctx.set_output(0, elem, None if n is None else S.fresh(ctx, n))
         return
     ctx.set_output(0, elem, reshape_dims(ctx, ctx.input_shape(0), target, int(ctx.attr("allowzero", 0))))
 

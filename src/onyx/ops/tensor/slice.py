@@ -81,14 +81,14 @@ def _slice_shape(ctx: ShapeContext) -> None:
         axes = S.int_values(ctx, 3) if ctx.has_input(3) else None
         steps = S.int_values(ctx, 4) if ctx.has_input(4) else None
         if (ctx.has_input(3) and axes is None) or S.plain_ints(axes) is None and axes is not None:
-            ctx.set_output(0, elem, [None] * r)  # which axes are sliced is not known
+            ctx.set_output(0, elem, S.fresh(ctx, r))  # which axes are sliced is not known
             return
     if starts is None or ends is None or (ctx.has_input(4) and steps is None):
         # the sliced axes lose their size; without axes every leading axis may be sliced
-        out: list = [None] * r
+        out: list = S.fresh(ctx, r)
         if axes is not None:
             sliced = set(S.norm_axes(ctx, axes, r, "Slice: axes"))
-            out = [None if a in sliced else d for a, d in enumerate(src)]
+            out = [ctx.new_dim() if a in sliced else d for a, d in enumerate(src)]
         ctx.set_output(0, elem, out)
         return
     n = len(starts)
@@ -101,11 +101,12 @@ def _slice_shape(ctx: ShapeContext) -> None:
     out = list(src)
     for s, e, a, st in zip(starts, ends, axes, steps):
         if not S.is_int(st):
-            out[a] = None
+            out[a] = ctx.new_dim()
             continue
         if st == 0:
             ctx.fail("Slice: steps must not be 0")
-        out[a] = slice_len(src[a], s, e, int(st))
+        n_a = slice_len(src[a], s, e, int(st))
+        out[a] = n_a if n_a is not None or src[a] is None else ctx.new_dim()
     ctx.set_output(0, elem, out)
 
 

@@ -117,7 +117,7 @@ def _split_shape(ctx: ShapeContext) -> None:
         n = int(num)
         if n != n_out:
             ctx.fail(f"Split: num_outputs={n} but the node has {n_out} outputs")
-        sizes = _ceil_chunks(dim, n)
+        sizes = _ceil_chunks(ctx, dim, n)
     else:
         sizes = _equal_chunks(ctx, dim, n_out)
     if sizes is not None:
@@ -127,7 +127,7 @@ def _split_shape(ctx: ShapeContext) -> None:
         if total is not None and S.is_int(dim) and total != dim:
             ctx.fail(f"Split: split sizes {sizes} do not add up to axis {ax} of size {dim}")
     for i in range(n_out):
-        ctx.set_output(i, elem, src[:ax] + [None if sizes is None else sizes[i]] + src[ax + 1 :])
+        ctx.set_output(i, elem, src[:ax] + [ctx.new_dim() if sizes is None else sizes[i]] + src[ax + 1 :])
     value = ctx.input_value(0)
     if value is not None and sizes is not None and all(S.is_int(v) and v >= 0 for v in sizes):
         # a symbolic shape vector split into parts (the driver folds numeric values itself)
@@ -147,7 +147,7 @@ def _equal_chunks(ctx: ShapeContext, dim, n: int) -> list:
     return [S.div_exact(dim, n)] * n
 
 
-def _ceil_chunks(dim, n: int) -> list:
+def _ceil_chunks(ctx: ShapeContext, dim, n: int) -> list:
     if n <= 0:
         return []
     if S.is_int(dim):
@@ -158,5 +158,5 @@ def _ceil_chunks(dim, n: int) -> list:
     if S.is_int(dim % n) and dim % n == 0:
         return [dim // n] * n
     chunk = S.ceil_div(dim, n)
-    # the last chunk, dim - (n-1)*ceil(dim/n), has no unambiguous symbolic form: leave it unknown
-    return [chunk] * (n - 1) + [None]
+    # the last chunk, dim - (n-1)*ceil(dim/n), has no unambiguous symbolic form: a fresh symbol
+    return [chunk] * (n - 1) + [ctx.new_dim()]

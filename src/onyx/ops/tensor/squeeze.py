@@ -44,7 +44,7 @@ def _squeeze_shape(ctx: ShapeContext) -> None:
     if given and axes is None:
         n = S.vector_length(ctx, 1)
         rank = None if src is None or n is None else len(src) - n
-        ctx.set_output(0, elem, None if rank is None else [None] * rank)
+        ctx.set_output(0, elem, None if rank is None else S.fresh(ctx, rank))
         return
     if src is None:
         ctx.set_output(0, elem, None)
@@ -57,7 +57,7 @@ def _squeeze_shape(ctx: ShapeContext) -> None:
         return
     plain = S.plain_ints(axes)
     if plain is None:
-        ctx.set_output(0, elem, [None] * (len(src) - len(axes)))
+        ctx.set_output(0, elem, S.fresh(ctx, len(src) - len(axes)))
         return
     ax = S.norm_axes(ctx, plain, len(src), "Squeeze: axes")
     for a in ax:

@@ -52,18 +52,18 @@ def _tile_shape(ctx: ShapeContext) -> None:
         tiles, axis = S.int_values(ctx, 1), S.int_values(ctx, 2)
         bad_tiles = tiles is not None and len(tiles) != 1
         if axis is None or S.plain_ints(axis) is None or len(axis) != 1 or bad_tiles:
-            ctx.set_output(0, elem, [None] * len(src))
+            ctx.set_output(0, elem, S.fresh(ctx, len(src)))
             return
         a = S.norm_axis(ctx, axis[0], len(src), "Tile: axis")
         reps: list = [1] * len(src)
-        reps[a] = None if tiles is None else tiles[0]
+        reps[a] = ctx.new_dim() if tiles is None else tiles[0]
     else:
         reps = S.int_values(ctx, 1)
         if reps is None:
-            ctx.set_output(0, elem, [None] * len(src))
+            ctx.set_output(0, elem, S.fresh(ctx, len(src)))
             return
         if len(reps) != len(src):
             ctx.fail(f"Tile: repeats has {len(reps)} entries, input shape {src} has rank {len(src)}")
     if any(S.is_int(r) and r < 0 for r in reps):
         ctx.fail(f"Tile: repeats {reps} must be non-negative")
-    ctx.set_output(0, elem, [None if d is None or r is None else d * r for d, r in zip(src, reps)])
+    ctx.set_output(0, elem, [None if d is None else d * r for d, r in zip(src, reps)])

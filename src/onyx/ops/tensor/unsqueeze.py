@@ -40,11 +40,11 @@ def _unsqueeze_shape(ctx: ShapeContext) -> None:
     _, axes = S.axes_arg(ctx, 1)
     if axes is None:
         n = S.vector_length(ctx, 1)
-        ctx.set_output(0, elem, None if src is None or n is None else [None] * (len(src) + n))
+        ctx.set_output(0, elem, None if src is None or n is None else S.fresh(ctx, len(src) + n))
         return
     plain = S.plain_ints(axes)
     if src is None or plain is None:
-        ctx.set_output(0, elem, None if src is None else [None] * (len(src) + len(axes)))
+        ctx.set_output(0, elem, None if src is None else S.fresh(ctx, len(src) + len(axes)))
         return
     r = len(src) + len(plain)
     ax = set(S.norm_axes(ctx, plain, r, "Unsqueeze: axes"))
