@@ -16,7 +16,7 @@ import numpy as np
 
 from onyx.errors import InvalidGraph
 from onyx.errors import NotImplemented as OnyxNotImplemented
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 PREVIEW = "ai.onnx.preview.training"
 
@@ -205,3 +205,13 @@ def gradient(*inputs, xs, y, zs=None, _node=None, _ctx=None):
             np.zeros_like(np.asarray(x)) if gx is None else np.asarray(gx, dtype=np.asarray(x).dtype)
         )
     return tuple(result) if len(result) != 1 else result[0]
+
+
+@shape_rule("Gradient", domain=PREVIEW)
+def _gradient_shape(ctx) -> None:
+    """Output i is dY/dxs[i]: the type and shape of input i (the value of xs[i])."""
+    xs = ctx.attr("xs") or []
+    if ctx.num_outputs > len(xs):
+        ctx.fail(f"{ctx.num_outputs} outputs for {len(xs)} xs")
+    for i in range(ctx.num_outputs):
+        ctx.same_as_input(i, i)
