@@ -392,3 +392,37 @@ def test_skip_layer_norm_skip_with_batch_one():
 
     feeds = {"x": rn(2, 5, 6), "s": rn(1, 5, 8)}
     check_pass(build, skip_layer_norm_fusion, feeds, expect="com.microsoft::SkipLayerNormalization")
+
+
+def _gpt2_attention_model(n=4, h=8):
+    """GPT-2's Conv1D projection: Reshape -> Gemm -> Reshape -> Split, causal additive mask."""
+    d = n * h
+    b = GraphBuilder(opset=17)
+    x = b.input("x", F, [2, 5, d])
+    m = b.input("m", F, [1, 1, 5, 5])
+    g = b.Gemm(b.Reshape(x, b.const(np.array([-1, d], np.int64))), c(b, rn(d, 3 * d) * 0.3), c(b, rn(3 * d)))
+    y3 = b.Reshape(g, b.const(np.array([2, 5, 3 * d], np.int64)))
+    q3, k3, v3 = b.op("Split", y3, b.const(np.array([d, d, d], np.int64)), axis=2, outputs=3)
+    shape4 = b.const(np.array([0, 0, n, h], np.int64))
+    q = b.Transpose(b.Reshape(q3, shape4), perm=[0, 2, 1, 3])
+    k = b.Transpose(b.Reshape(k3, shape4), perm=[0, 2, 3, 1])
+    v = b.Transpose(b.Reshape(v3, shape4), perm=[0, 2, 1, 3])
+    p = b.Softmax(b.Add(b.Div(b.MatMul(q, k), c(b, math.sqrt(h))), m), axis=-1)
+    o = b.Transpose(b.MatMul(p, v), perm=[0, 2, 1, 3])
+    b.output(b.Reshape(o, b.const(np.array([-1, d], np.int64))), "y", F, [10, d])
+    return b.model()
+
+
+def test_attention_gpt2_conv1d():
+    from onyx.shape_inference import infer_shapes
+
+    def build():
+        m = _gpt2_attention_model()
+        infer_shapes(m)
+        return m
+
+    causal = np.triu(np.full((5, 5), -1e4, F), 1)[None, None]
+    m = check_pass(
+        build, attention_fusion, {"x": rn(2, 5, 32), "m": causal}, expect="com.microsoft::Attention"
+    )
+    assert ops(m)["Gemm"] == 0 and ops(m)["Split"] == 0

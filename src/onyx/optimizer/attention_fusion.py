@@ -287,6 +287,76 @@ def _projection(ctx: Ctx, x3: Value) -> tuple[Node, Node, Value, np.ndarray, np.
     return None
 
 
+def _split_projection(ctx: Ctx, q3: Value, k3: Value, v3: Value, d: int):
+    """GPT-2's Conv1D: [q3, k3, v3] = Split(Reshape(Gemm(Reshape(X, [-1, Din]), W, b), [B, S, 3D]),
+    axis 2) with X (B, S, Din), W and b constants: (X, W (Din, 3D), b, the nodes) or None."""
+    sp = q3.producer
+    if not is_op(sp, "Split") or len(sp.outputs) != 3 or list(sp.outputs) != [q3, k3, v3]:
+        return None
+    try:
+        if attr(sp, "axis", 0) not in (2, -1):
+            return None
+    except LookupError:
+        return None
+    if len(sp.inputs) > 1 and sp.inputs[1] is not None and ctx.ints(sp.inputs[1]) != [d, d, d]:
+        return None
+    try:
+        if len(sp.inputs) < 2 or sp.inputs[1] is None:
+            if attr(sp, "split") not in (None, [d, d, d]):
+                return None
+    except LookupError:
+        return None
+    if not all(len(_main_uses(ctx, x)) == 1 and not ctx.is_output(x) for x in (q3, k3, v3)):
+        return None  # Shape readers of q3/k3/v3 are rewired to X
+    y3 = sp.inputs[0]
+    r2 = prod(y3, "Reshape")
+    if r2 is None or not ctx.single_use(y3):
+        return None
+    g2 = r2.inputs[0]
+    gemm = prod(g2, "Gemm")
+    if gemm is None or not ctx.single_use(g2):
+        return None
+    try:
+        if attr(gemm, "transA", 0) or attr(gemm, "alpha", 1.0) != 1.0 or attr(gemm, "beta", 1.0) != 1.0:
+            return None
+        trans_b = attr(gemm, "transB", 0)
+    except LookupError:
+        return None
+    w = ctx.const(gemm.inputs[1])
+    b = ctx.const(gemm.inputs[2]) if len(gemm.inputs) > 2 and gemm.inputs[2] is not None else None
+    if w is None or w.ndim != 2 or w.dtype != np.float32:
+        return None
+    if trans_b:
+        w = w.T
+    if w.shape[1] != 3 * d:
+        return None
+    if b is None:
+        b = np.zeros(3 * d, np.float32)
+    if b.dtype != np.float32 or b.size not in (1, 3 * d) or b.ndim > 1:
+        return None
+    b = np.broadcast_to(b.reshape(-1), (3 * d,)).copy()
+    x2 = gemm.inputs[0]
+    r1 = prod(x2, "Reshape")
+    if r1 is None or not ctx.single_use(x2):
+        return None
+    x = r1.inputs[0]
+    dx = ctx.dims(x)
+    if dx is None or len(dx) != 3 or dx[2] != w.shape[0]:
+        return None
+    d2 = ctx.dims(x2)  # any 2-D reshape of X (B, S, Din) to (M, Din) is X's rows, in order
+    if ctx.ints(r1.inputs[1]) != [-1, w.shape[0]] and not (
+        d2 is not None and len(d2) == 2 and d2[1] == w.shape[0]
+    ):
+        return None
+    # the reshape back must restore (B, S): known from shape inference
+    dy = ctx.dims(y3)
+    if dy is None or len(dy) != 3 or dy[2] != 3 * d:
+        return None
+    if not all(p is not None and q is not None and _dim_eq(p, q) for p, q in zip(dy[:2], dx[:2])):
+        return None
+    return x, np.ascontiguousarray(w), b, [r1, gemm, r2, sp]
+
+
 def _bias_of(ctx: Ctx, x3: Value) -> tuple[Node, Value, np.ndarray] | None:
     a = prod(x3, "Add")
     if a is None:
@@ -470,12 +540,22 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
             end_reshape = r
     # which form: packed Attention, MHA with bias, or plain MHA
     projs = [_projection(ctx, x) for x in (q3, k3, v3)]
-    packed = (
+    pack = None  # (X, W, b, the projection nodes)
+    if (
         all(p is not None for p in projs)
         and projs[0][2] is projs[1][2] is projs[2][2]
         and all(ctx.single_use(x) for x in (q3, k3, v3))
         and len({id(x) for x in (q3, k3, v3)}) == 3
-    )
+    ):
+        pack = (
+            projs[0][2],
+            np.concatenate([p[3] for p in projs], axis=1),
+            np.concatenate([p[4] for p in projs]),
+            [n_ for p in projs for n_ in (p[0], p[1])],
+        )
+    elif m["dv"] == m["dq"]:
+        pack = _split_projection(ctx, q3, k3, v3, m["dq"])
+    packed = pack is not None
     extra: list[Node] = []
     biases = [_bias_of(ctx, x) for x in (q3, k3, v3)]
     use_bias = (
@@ -485,8 +565,8 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
         and len({id(x) for x in (q3, k3, v3)}) == 3
     )
     if packed:
-        x = projs[0][2]
-        extra = [n_ for p in projs for n_ in (p[0], p[1])]
+        x = pack[0]
+        extra = pack[3]
         kept = {"B": (x, 0), "S": (x, 1), "T": (x, 1)}
     elif use_bias:
         extra = [bb[0] for bb in biases]
@@ -535,15 +615,13 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
                 v.producer, v.index = nd, k
         mask = ex
     if packed:
-        w = np.concatenate([p[3] for p in projs], axis=1)
-        b = np.concatenate([p[4] for p in projs])
-        wv = ctx.new_const(w, "attention_qkv_weight")
-        bv = ctx.new_const(b, "attention_qkv_bias")
+        wv = ctx.new_const(pack[1], "attention_qkv_weight")
+        bv = ctx.new_const(pack[2], "attention_qkv_bias")
         kw = {}
         if m["dv"] != m["dq"]:
             kw["qkv_hidden_sizes"] = [m["dq"], m["dq"], m["dv"]]
         new = make_node(
-            "Attention", [projs[0][2], wv, bv, None, None, mask], name=name, num_heads=n, scale=scale, **kw
+            "Attention", [pack[0], wv, bv, None, None, mask], name=name, num_heads=n, scale=scale, **kw
         )
     elif use_bias:
         bv = ctx.new_const(np.concatenate([bb[2] for bb in biases]), "attention_qkv_bias")
