@@ -76,6 +76,11 @@ def info_from_array(a: Any) -> Info:
     if isinstance(a, np.ndarray | np.generic):
         arr = np.asarray(a)
         if arr.dtype == object and arr.size and not isinstance(arr.reshape(-1)[0], str):
+            if not _has_sym(arr):  # symbolic arithmetic that came out all numbers: plain int64
+                try:
+                    arr = arr.astype(np.int64)
+                except (TypeError, ValueError, OverflowError):
+                    pass
             return Info(None, int(DataType.INT64), list(arr.shape), arr)
         return Info(None, int(from_numpy(arr.dtype)), list(arr.shape), arr)
     if isinstance(a, list):
