@@ -426,3 +426,17 @@ def test_attention_gpt2_conv1d():
         build, attention_fusion, {"x": rn(2, 5, 32), "m": causal}, expect="com.microsoft::Attention"
     )
     assert ops(m)["Gemm"] == 0 and ops(m)["Split"] == 0
+
+
+def test_gelu_not_fused_when_a_constant_broadcasts_or_not_float32():
+    def build(dtype, half_shape):
+        b = GraphBuilder(opset=17)
+        x = b.input("x", dtype, ["N", 8])
+        k = lambda v, shape=(): b.const(np.full(shape, v, dtype))  # noqa: E731
+        e = b.Erf(b.Div(x, k(math.sqrt(2))))
+        y = b.Mul(b.Mul(x, b.Add(e, k(1.0))), k(0.5, half_shape))
+        b.output(y, "y", dtype, None)
+        return b.model()
+
+    check_pass(lambda: build(F, (1, 1, 1)), gelu_fusion, {"x": rn(3, 8)}, changed=False)
+    check_pass(lambda: build(np.float64, ()), gelu_fusion, {"x": rn(3, 8).astype(np.float64)}, changed=False)

@@ -85,12 +85,22 @@ class Ctx:
                 return np.asarray(a.value, np.int64)
         return None
 
-    def scalar(self, v: Value | None) -> float | None:
-        """The value of a one-element float/int constant."""
+    def scalar(self, v: Value | None, like: Value | None = None) -> float | None:
+        """The value of a one-element float/int constant; with ``like``, only when combining it
+        with ``like`` broadcasts nothing (0-d, or no more dims than ``like``'s known rank)."""
         c = self.const(v)
         if c is None or c.size != 1 or c.dtype.kind not in "fiu":
             return None
+        if like is not None and not self.no_broadcast(c, like):
+            return None
         return float(c.reshape(-1)[0])
+
+    def no_broadcast(self, c: np.ndarray, like: Value) -> bool:
+        """Whether a one-element constant ``c`` leaves ``like``'s shape unchanged when combined."""
+        if c.ndim == 0:
+            return True
+        r = self.rank(like)
+        return r is not None and c.ndim <= r
 
     def ints(self, v: Value | None) -> list[int] | None:
         c = self.const(v)

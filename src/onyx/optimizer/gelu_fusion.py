@@ -34,12 +34,17 @@ def _scaled_input(ctx: Ctx, v: Value) -> Value | None:
     """x when v is x / sqrt(2) or x * (1 / sqrt(2))."""
     p = v.producer
     if is_op(p, "Div"):
-        if close(ctx.scalar(p.inputs[1]), _SQRT2, 1e-3) and ctx.const(p.inputs[0]) is None:
+        if close(ctx.scalar(p.inputs[1], p.inputs[0]), _SQRT2, 1e-3) and ctx.const(p.inputs[0]) is None:
             return p.inputs[0]
         return None
     if is_op(p, "Mul"):
         sc = split_const(ctx, p)
-        if sc is not None and sc[1].size == 1 and close(float(sc[1].reshape(-1)[0]), 1 / _SQRT2, 1e-3):
+        if (
+            sc is not None
+            and sc[1].size == 1
+            and ctx.no_broadcast(sc[1], sc[0])
+            and close(float(sc[1].reshape(-1)[0]), 1 / _SQRT2, 1e-3)
+        ):
             return sc[0]
     return None
 
@@ -53,7 +58,7 @@ def _one_plus(ctx: Ctx, v: Value) -> Node | None:
     if not is_op(a, "Add") or len(a.inputs) != 2:
         return None
     one = ctx.const(other_input(a, v))
-    if one is None or one.dtype != np.float32 or not close(ctx.scalar(other_input(a, v)), 1.0, 1e-6):
+    if one is None or one.dtype != np.float32 or not close(ctx.scalar(other_input(a, v), v), 1.0, 1e-6):
         return None
     return a
 
@@ -65,10 +70,10 @@ def _is_half_of(ctx: Ctx, v: Value, x: Value) -> Node | None:
         if (
             other_input(p, x) is not None
             and p.inputs.count(x) == 1
-            and close(ctx.scalar(other_input(p, x)), 0.5, 1e-6)
+            and close(ctx.scalar(other_input(p, x), x), 0.5, 1e-6)
         ):
             return p
-    if is_op(p, "Div") and p.inputs[0] is x and close(ctx.scalar(p.inputs[1]), 2.0, 1e-6):
+    if is_op(p, "Div") and p.inputs[0] is x and close(ctx.scalar(p.inputs[1], x), 2.0, 1e-6):
         return p
     return None
 
@@ -89,15 +94,15 @@ def _half_x_times(ctx: Ctx, a: Value, x: Value) -> tuple[list[Node], Value] | No
         if not ctx.single_use(r1):
             return None
         m2 = r1.uses[0][0]
-        if is_op(m2, "Mul") and close(ctx.scalar(other_input(m2, r1)), 0.5, 1e-6):
+        if is_op(m2, "Mul") and close(ctx.scalar(other_input(m2, r1), r1), 0.5, 1e-6):
             return [m1, m2], m2.outputs[0]
-        if is_op(m2, "Div") and m2.inputs[0] is r1 and close(ctx.scalar(m2.inputs[1]), 2.0, 1e-6):
+        if is_op(m2, "Div") and m2.inputs[0] is r1 and close(ctx.scalar(m2.inputs[1], r1), 2.0, 1e-6):
             return [m1, m2], m2.outputs[0]
         return None
     h = _is_half_of(ctx, y, x)
     if h is not None and ctx.single_use(y):
         return [h, m1], r1  # (0.5 * x) * a
-    if close(ctx.scalar(y), 0.5, 1e-6) and ctx.single_use(r1):
+    if close(ctx.scalar(y, a), 0.5, 1e-6) and ctx.single_use(r1):
         m2 = r1.uses[0][0]  # (a * 0.5) * x
         if is_op(m2, "Mul") and other_input(m2, r1) is x:
             return [m1, m2], m2.outputs[0]
@@ -125,7 +130,7 @@ def _erf_gelu(ctx: Ctx, erf: Node) -> bool:
 def _cube_of(ctx: Ctx, v: Value) -> tuple[Value, list[Node]] | None:
     """x and the nodes when v = x^3 (Pow(x, 3), x * (x * x) or (x * x) * x)."""
     p = v.producer
-    if is_op(p, "Pow") and close(ctx.scalar(p.inputs[1]), 3.0, 1e-6):
+    if is_op(p, "Pow") and close(ctx.scalar(p.inputs[1], p.inputs[0]), 3.0, 1e-6):
         return p.inputs[0], [p]
     if is_op(p, "Mul"):
         a, b = p.inputs
@@ -142,7 +147,9 @@ def _tanh_gelu(ctx: Ctx, tanh: Node) -> bool:
     if mk is None or not ctx.single_use(t_in):
         return False
     sc = split_const(ctx, mk)
-    if sc is None or sc[1].size != 1 or not close(float(sc[1].reshape(-1)[0]), _SQRT_2_PI, 1e-3):
+    if sc is None or sc[1].size != 1 or not ctx.no_broadcast(sc[1], sc[0]):
+        return False
+    if not close(float(sc[1].reshape(-1)[0]), _SQRT_2_PI, 1e-3):
         return False
     inner = prod(sc[0], "Add")
     if inner is None or not ctx.single_use(sc[0]):
@@ -153,7 +160,9 @@ def _tanh_gelu(ctx: Ctx, tanh: Node) -> bool:
         if mc is None or not ctx.single_use(c3):
             continue
         k = split_const(ctx, mc)
-        if k is None or k[1].size != 1 or not close(float(k[1].reshape(-1)[0]), 0.044715, 1e-3):
+        if k is None or k[1].size != 1 or not ctx.no_broadcast(k[1], k[0]):
+            continue
+        if not close(float(k[1].reshape(-1)[0]), 0.044715, 1e-3):
             continue
         cube = _cube_of(ctx, k[0])
         if cube is None or cube[0] is not x or not ctx.single_use(k[0]):

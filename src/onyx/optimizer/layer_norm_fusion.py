@@ -59,7 +59,7 @@ def _visit(ctx: Ctx, mean: Node) -> bool:
     if sq is None or div is None or sq is div:
         return False
     if is_op(sq, "Pow"):
-        e = ctx.scalar(sq.inputs[1])
+        e = ctx.scalar(sq.inputs[1], d)
         if e != 2.0:
             return False
     sv = sq.outputs[0]
@@ -71,7 +71,7 @@ def _visit(ctx: Ctx, mean: Node) -> bool:
     add = var.outputs[0].uses[0][0]
     if not is_op(add, "Add"):
         return False
-    eps = ctx.scalar(other_input(add, var.outputs[0]))
+    eps = ctx.scalar(other_input(add, var.outputs[0]), var.outputs[0])
     if eps is None or not 0 < eps < 1 or not ctx.single_use(add.outputs[0]):
         return False
     sqrt = add.outputs[0].uses[0][0]

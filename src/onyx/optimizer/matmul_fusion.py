@@ -34,7 +34,9 @@ def _perm_kind(perm: list[int]) -> tuple[int, int] | None:
 def _scalar_of(ctx: Ctx, node: Node, v: Value) -> float | None:
     """c when node is Mul(v, c) / Mul(c, v) / Div(v, c) with c a float scalar constant."""
     sc = split_const(ctx, node)
-    if sc is None or sc[0] is not v or sc[1].size != 1 or sc[1].dtype.kind != "f" or sc[1].ndim > 1:
+    if sc is None or sc[0] is not v or sc[1].size != 1 or sc[1].dtype.kind != "f":
+        return None
+    if not ctx.no_broadcast(sc[1], v):
         return None
     c = float(sc[1].reshape(-1)[0])
     if is_op(node, "Mul"):
