@@ -439,4 +439,4 @@ def test_gelu_not_fused_when_a_constant_broadcasts_or_not_float32():
         return b.model()
 
     check_pass(lambda: build(F, (1, 1, 1)), gelu_fusion, {"x": rn(3, 8)}, changed=False)
-    check_pass(lambda: build(np.float64, ()), gelu_fusion, {"x": rn(3, 8).astype(np.float64)}, changed=False)
+    assert gelu_fusion(build(np.float64, ())) is False  # (onnxruntime has no float64 Erf to compare)
