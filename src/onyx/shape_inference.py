@@ -42,7 +42,7 @@ RANDOM_OPS = {
 # ops whose kernels also work on numpy object arrays of symbolic dims (shape arithmetic)
 SYMBOLIC_OK = {
     "Gather", "Concat", "Slice", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Add", "Sub", "Mul", "Neg",
-    "Expand", "Max", "Min", "Abs", "Flatten", "Transpose", "Tile", "Sum",
+    "Expand", "Max", "Min", "Abs", "Flatten", "Transpose", "Tile", "Sum", "Equal", "Where",
 }  # fmt: skip
 
 
@@ -229,9 +229,11 @@ def broadcast_dims(shapes: list[list[DimLike | None] | None]) -> list[DimLike | 
         elif all(d is not None and d == known[0] for d in known):
             out.append(known[0])
         else:
-            out.append(
-                next((d for d in known if d is not None), None) if len(set(map(str, known))) == 1 else None
-            )
+            # different symbols meet: at run time they must be equal (or 1), so keep one of them,
+            # preferring a named dim over a fresh unk__ one, as onnxruntime's symbolic inference does
+            syms = [d for d in known if d is not None]
+            named = [d for d in syms if not str(d).startswith("unk__")]
+            out.append((named or syms or [None])[0])
     return out
 
 
