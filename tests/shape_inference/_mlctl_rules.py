@@ -307,9 +307,11 @@ def same_as_run(m: onnx.ModelProto, feeds: dict, oracle: str = "onnxruntime") ->
 # the official node suite, only the modules needed (collecting every case takes many seconds)
 
 
-def suite_cases(modules: list[str], ops: frozenset[str] | None = None) -> list:
-    """The node-suite cases built by onnx.backend.test.case.node.<module> for each module, keeping
-    those whose top-level ops are all from these families (``ops``: at least one of them)."""
+def suite_cases(modules: list[str], ops: frozenset[str]) -> list:
+    """The node-suite cases of onnx.backend.test.case.node.<module> for each module (imported only
+    when needed: collecting every case takes many seconds), keeping those whose top-level ops are all
+    from these families and one at least from ``ops`` (cases collected earlier in the process, by
+    other modules, are filtered out by ``ops`` too)."""
     import onnx.backend.test.case.node as node_pkg
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -320,7 +322,7 @@ def suite_cases(modules: list[str], ops: frozenset[str] | None = None) -> list:
     out = []
     for c in node_pkg._NodeTestCases:
         top = {n.op_type for n in c.model.graph.node}
-        if top <= mine and (ops is None or top & ops):
+        if top <= mine and top & ops:
             out.append(c)
     return out
 

@@ -7,7 +7,7 @@ from onnx import TensorProto as TP
 
 from onyx.errors import InvalidGraph
 from onyx.ir.symbolic import Sym
-from tests.shape_inference._mlctl_rules import check_case, infer, suite_cases
+from tests.shape_inference._mlctl_rules import check_case, family_ops, infer, suite_cases
 
 
 @pytest.mark.parametrize("fmt,channels", [("RGB", 3), ("BGR", 3), ("Grayscale", 1)])
@@ -19,7 +19,7 @@ def test_image_decoder(fmt, channels):
         infer("ImageDecoder", [("x", TP.UINT8, ["L"])], {"pixel_format": "CMYK"}, opset=20)
 
 
-CASES = suite_cases(["image_decoder"])
+CASES = suite_cases(["image_decoder"], family_ops("image"))
 
 
 def test_suite_has_cases():

@@ -20,6 +20,7 @@ from onyx.ir.types import MapType, SequenceType, TensorType
 from onyx.shape_inference import known_fraction
 from tests.shape_inference._mlctl_rules import (
     check_case,
+    family_ops,
     infer,
     infer_all,
     infer_type,
@@ -397,7 +398,8 @@ CASES = suite_cases(
         "ai_onnx_ml.binarizer",
         "ai_onnx_ml.label_encoder",
         "ai_onnx_ml.tree_ensemble",
-    ]
+    ],
+    family_ops("ml"),
 )
 
 

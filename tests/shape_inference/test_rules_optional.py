@@ -11,6 +11,7 @@ from onyx.errors import InvalidGraph
 from onyx.ir.types import OptionalType, SequenceType, TensorType
 from tests.shape_inference._mlctl_rules import (
     check_case,
+    family_ops,
     graph_model,
     infer,
     infer_type,
@@ -86,7 +87,7 @@ def test_chain_runs():
     same_as_run(m, {"x": np.ones((2, 3), np.float32)})
 
 
-CASES = suite_cases(["optionalgetelement", "optionalhaselement"])
+CASES = suite_cases(["optionalgetelement", "optionalhaselement"], family_ops("optional"))
 
 
 def test_suite_has_cases():

@@ -10,6 +10,7 @@ from onyx.errors import InvalidGraph
 from onyx.ir.symbolic import Sym
 from tests.shape_inference._mlctl_rules import (
     check_case,
+    family_ops,
     infer,
     model,
     same_as_onnx,
@@ -53,7 +54,7 @@ def test_multinomial(dtype):
         infer("Multinomial", [("x", TP.FLOAT, [4])], attrs, opset=7)
 
 
-CASES = suite_cases(["bernoulli"])
+CASES = suite_cases(["bernoulli"], family_ops("random"))
 
 
 def test_suite_has_cases():

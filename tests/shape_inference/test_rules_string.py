@@ -10,6 +10,7 @@ from onyx.errors import InvalidGraph
 from onyx.ir.symbolic import Sym
 from tests.shape_inference._mlctl_rules import (
     check_case,
+    family_ops,
     infer,
     infer_all,
     model,
@@ -90,7 +91,8 @@ def test_tf_idf_vectorizer(x, want):
 
 
 CASES = suite_cases(
-    ["regex_full_match", "string_concat", "string_split", "stringnormalizer", "tfidfvectorizer"]
+    ["regex_full_match", "string_concat", "string_split", "stringnormalizer", "tfidfvectorizer"],
+    family_ops("string"),
 )
 
 

@@ -8,7 +8,15 @@ from onnx import TensorProto as TP
 
 from onyx.errors import InvalidGraph
 from onyx.ir.symbolic import Sym
-from tests.shape_inference._mlctl_rules import check_case, graph_model, infer_all, onyx_types, suite_cases, vi
+from tests.shape_inference._mlctl_rules import (
+    check_case,
+    family_ops,
+    graph_model,
+    infer_all,
+    onyx_types,
+    suite_cases,
+    vi,
+)
 
 TR = "ai.onnx.preview.training"
 F, D = TP.FLOAT, TP.DOUBLE
@@ -50,7 +58,7 @@ def test_gradient():
     assert got["da"] == (F, [N, 3]) and got["db"] == (F, [3])
 
 
-CASES = suite_cases(["adagrad", "adam", "momentum"])
+CASES = suite_cases(["adagrad", "adam", "momentum"], family_ops("training"))
 
 
 def test_suite_has_cases():
