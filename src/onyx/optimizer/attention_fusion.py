@@ -11,15 +11,16 @@ Matched from the Softmax outwards, on structure:
     O = Reshape(Transpose(MatMul(P, V4), [0, 2, 1, 3]), [B, S, D])
 
 becomes com.microsoft ``Attention(X, Wqkv, bqkv, attention_bias=M)`` when Q3, K3 and V3 are
-``X @ Wi + bi`` of one X with constant weights, else ``MultiHeadAttention(Q3, K3, V3,
-attention_bias=M)`` (with the three biases as ``bias`` when each of Q3, K3, V3 adds one), with
-``num_heads=N`` and ``scale`` the product of the constant scales. M must be float32 with the shape
-(B or 1, N or 1, S, T) onnxruntime accepts, known from shape inference.
+``X @ Wi + bi`` of one X with constant weights (or GPT-2's Conv1D: one Gemm over X's rows, then
+Split), else ``MultiHeadAttention(Q3, K3, V3, attention_bias=M)`` (with the three biases as
+``bias`` when each of Q3, K3, V3 adds one), with ``num_heads=N`` and ``scale`` the product of the
+constant scales. onnxruntime wants M as (B or 1, N or 1, S, T): when shape inference cannot show
+that, M goes through ``Expand(M, [1, 1, S, T])`` (S, T read from the kept inputs' shapes).
 
 Shape arithmetic that read the removed intermediates (``Gather(Shape(Q4), 2)``...) is rewired to
 the kept inputs (or becomes a constant for N and H). The ``Where(IsNaN(P), 0, P)`` guard matters
 only for rows whose every key is masked with -inf: there the original gives zeros, the fused node
-does not. Float32 only.
+does not. Float32 only. Nodes that only fed the group's shape arithmetic go with it.
 """
 
 from __future__ import annotations
@@ -32,10 +33,8 @@ from onyx.optimizer._pattern import (
     Ctx,
     _dim_eq,
     attr,
-    close,
     is_op,
     make_node,
-    other_input,
     prod,
     run_on_graphs,
     split_const,
@@ -789,6 +788,3 @@ def _symbols(ctx: Ctx, m: dict, group: list[Node], n: int, h: int, hv: int) -> d
 def attention_fusion(model: Model) -> bool:
     """Fuse multi-head attention subgraphs into com.microsoft Attention / MultiHeadAttention."""
     return run_on_graphs(model, _visit)
-
-
-_ = (close, other_input)
