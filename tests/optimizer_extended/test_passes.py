@@ -440,3 +440,20 @@ def test_gelu_not_fused_when_a_constant_broadcasts_or_not_float32():
 
     check_pass(lambda: build(F, (1, 1, 1)), gelu_fusion, {"x": rn(3, 8)}, changed=False)
     assert gelu_fusion(build(np.float64, ())) is False  # (onnxruntime has no float64 Erf to compare)
+
+
+def test_value_listed_as_subgraph_output_is_kept():
+    """A GELU's intermediate that an If branch outputs directly (no node reads it) stays."""
+    b = GraphBuilder(opset=17)
+    x = b.input("x", F, [3, 8])
+    cond = b.input("c", np.bool_, [])
+    e = b.Erf(b.Div(x, c(b, math.sqrt(2))))
+    y = b.Mul(b.Mul(x, b.Add(e, c(b, 1.0))), c(b, 0.5))
+    then = b.subgraph("then")
+    then.output(e, None, F, [3, 8])
+    other = b.subgraph("else")
+    other.output(other.Identity(x), "o", F, [3, 8])
+    r = b.If(cond, then_branch=then.graph, else_branch=other.graph)
+    b.output(y, "y", F, [3, 8])
+    b.output(r, "r", F, [3, 8])
+    assert gelu_fusion(b.model()) is False

@@ -49,7 +49,8 @@ class Ctx:
         self.model = model
         self.graph = graph
         self.opset = model.opsets.get("", 1)
-        self.output_ids = {id(v) for v in graph.outputs}
+        # a subgraph may list an outer value as its output without any node reading it
+        self.output_ids = {id(v) for g in _all_graphs(model) for v in g.outputs}
         self.input_ids = {id(v) for v in graph.inputs}
         self._infos: dict | None = None
 
@@ -323,6 +324,13 @@ def ensure_ms_opset(model: Model) -> None:
     """Import com.microsoft version 1 when the model does not yet."""
     if not any(d == MS for d, _ in model.opset_imports):
         model.opset_imports.append((MS, 1))
+
+
+def _all_graphs(model: Model) -> list[Graph]:
+    out = list(graphs(model))
+    for f in model.functions:
+        out.append(f.graph)
+    return out
 
 
 def graphs(model: Model) -> Iterator[Graph]:
