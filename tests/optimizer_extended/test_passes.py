@@ -457,3 +457,22 @@ def test_value_listed_as_subgraph_output_is_kept():
     b.output(y, "y", F, [3, 8])
     b.output(r, "r", F, [3, 8])
     assert gelu_fusion(b.model()) is False
+
+
+@pytest.mark.parametrize("act", [None, "Sigmoid"])
+def test_conv_add_without_relu(act):
+    from onyx.shape_inference import infer_shapes
+
+    def build():
+        b = GraphBuilder(opset=17)
+        x = b.input("x", F, [2, 4, 6, 6])
+        y = b.Add(x, b.Conv(x, c(b, rn(4, 4, 3, 3)), c(b, rn(4)), pads=[1, 1, 1, 1]))
+        if act:
+            y = b.op(act, y)
+        b.output(y, "y", F, [2, 4, 6, 6])
+        m = b.model()
+        infer_shapes(m)
+        return m
+
+    m = check_pass(build, conv_activation_fusion, {"x": rn(2, 4, 6, 6)}, expect="com.microsoft::FusedConv")
+    assert sum(ops(m).values()) == 1

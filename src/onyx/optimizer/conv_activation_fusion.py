@@ -1,6 +1,7 @@
 """Conv + activation fusion: ``Act(Conv(X, W, B))`` -> com.microsoft ``FusedConv`` (float32), with
 Act one of Relu, Sigmoid, Tanh, LeakyRelu, Clip (constant bounds; ReLU6) and HardSigmoid. A residual
-``Relu(Conv(...) + Z)`` with Z of the Conv output's known shape becomes ``FusedConv(X, W, B, Z)``.
+``Conv(...) + Z`` with Z of the Conv output's known shape becomes ``FusedConv(X, W, B, Z)``, with
+the activation that follows when there is one (onnxruntime applies it after the sum).
 """
 
 from __future__ import annotations
@@ -62,23 +63,24 @@ def _visit(ctx: Ctx, conv: Node) -> bool:
     nxt = y.uses[0][0]
     nodes = [conv]
     z = None
+    out = y
     if is_op(nxt, "Add") and len(nxt.inputs) == 2 and nxt.inputs[0] is not nxt.inputs[1]:
+        # residual: Conv + Z (Z of the Conv output's known shape), then maybe an activation
         zz = other_input(nxt, y)
         s = nxt.outputs[0]
-        if zz is None or not ctx.single_use(s) or not ctx.same_dims(zz, y) or not ctx.same_dims(s, y):
-            return False
-        if ctx.elem(zz) != _FLOAT:
+        if zz is None or not ctx.same_dims(zz, y) or not ctx.same_dims(s, y) or ctx.elem(zz) != _FLOAT:
             return False
         z = zz
         nodes.append(nxt)
-        nxt = s.uses[0][0]
-        if not is_op(nxt, "Relu"):
-            return False
-    act = activation_of(ctx, nxt)
-    if act is None:
+        out = s
+        if ctx.single_use(s):
+            nxt = s.uses[0][0]
+    act = activation_of(ctx, nxt) if nxt is not nodes[-1] else None
+    if act is not None:
+        nodes.append(nxt)
+        out = nxt.outputs[0]
+    elif z is None:
         return False
-    nodes.append(nxt)
-    out = nxt.outputs[0]
     if not ctx.private(nodes, out):
         return False
     b = conv.inputs[2] if len(conv.inputs) > 2 else None
@@ -88,8 +90,9 @@ def _visit(ctx: Ctx, conv: Node) -> bool:
     new.attributes.update(attrs)
     from onyx.ir.builder import make_attr
 
-    new.attributes["activation"] = make_attr("activation", act[0])
-    if act[1]:
+    if act is not None:
+        new.attributes["activation"] = make_attr("activation", act[0])
+    if act is not None and act[1]:
         new.attributes["activation_params"] = make_attr("activation_params", [float(p) for p in act[1]])
     ctx.replace(nodes, out, new)
     return True
