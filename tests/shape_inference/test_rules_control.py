@@ -268,3 +268,19 @@ def test_node_suite(case):
     if case.name in DECLARED_WRONG:
         pytest.skip("the model's declared types contradict its data")
     check_case(case)
+
+
+def test_loop_body_cond_is_honoured_without_a_cond_input():
+    # onnxruntime (and onyx) stop when the body's cond output turns false, even with no cond input:
+    # a body cond that is not a constant true or the passed-through input gives a fresh dim
+    ins, outs = _body_io([], ["step"])
+    nodes = [
+        oh.make_node("Constant", [], ["cout"], value=oh.make_tensor("c", TP.BOOL, [], [False])),
+        oh.make_node("Identity", ["i"], ["step"]),
+    ]
+    m = _loop(nodes, ins, outs, [], ["M", ""], 1, inits={"M": np.array(5, np.int64)})
+    elem, dims = same_as_run(m, {})["y0"]
+    assert elem == TP.INT64 and len(dims) == 1 and dims[0] != 5
+    nodes[0] = oh.make_node("Constant", [], ["cout"], value=oh.make_tensor("c", TP.BOOL, [], [True]))
+    m = _loop(nodes, ins, outs, [], ["M", ""], 1, inits={"M": np.array(5, np.int64)})
+    assert same_as_run(m, {})["y0"] == (TP.INT64, [5])

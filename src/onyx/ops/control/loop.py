@@ -73,24 +73,21 @@ _BIG = 1 << 62  # exporters write INT64_MAX as the trip count of a while loop
 
 
 def _never_stops_early(ctx, body: Graph, cond_out) -> bool:
-    """True when the loop runs all M iterations: no cond input, or the body's cond output is its
-    cond input passed through (or a constant true) and the initial cond is known true."""
-    if cond_out is not None and cond_out.value is not None:
-        v = np.asarray(cond_out.value)
-        if v.dtype != object and v.size == 1 and not bool(v.reshape(-1)[0]):
-            return False
-    if not ctx.has_input(1):
-        return True
-    init = ctx.input_value(1)
-    if init is None or np.asarray(init).dtype == object or not bool(np.asarray(init).reshape(-1)[0]):
-        return False
+    """True when the loop runs all M iterations: the body's cond output is a constant true, or its
+    cond input passed through with the initial cond absent or known true. (The body's cond output
+    is honoured even without a cond input, as onnxruntime does.)"""
+    v = None if cond_out is None else cond_out.value
+    if v is not None and np.asarray(v).dtype != object and np.asarray(v).size == 1:
+        return bool(np.asarray(v).reshape(-1)[0])
     out = body.outputs[0]
     while out.producer is not None and out.producer.op_type == "Identity":
         out = out.producer.inputs[0]
-    if out is body.inputs[1]:
+    if out is not body.inputs[1]:
+        return False
+    if not ctx.has_input(1):
         return True
-    v = None if cond_out is None else cond_out.value
-    return v is not None and np.asarray(v).dtype != object and bool(np.asarray(v).reshape(-1)[0])
+    init = ctx.input_value(1)
+    return init is not None and np.asarray(init).dtype != object and bool(np.asarray(init).reshape(-1)[0])
 
 
 @shape_rule("Loop")
