@@ -7,6 +7,7 @@ onnx's own inference knows little of ai.onnx.ml, so the rules are checked agains
 from __future__ import annotations
 
 import glob
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -381,7 +382,7 @@ def test_zipmap_after_classifier_in_one_graph():
     same_as_run(m, x2)
 
 
-MODELS = sorted(glob.glob("tests/.cache/models/*-skl2onnx.onnx"))
+MODELS = sorted(glob.glob(str(Path(__file__).parents[1] / ".cache" / "models" / "*-skl2onnx.onnx")))
 
 
 @pytest.mark.skipif(not MODELS, reason="no skl2onnx exports cached")
