@@ -378,3 +378,16 @@ def check_case(case, symbolic: bool = True, require_known: bool = True) -> None:
                 else:  # static inputs: exact, or a fresh symbol for a data-dependent dim
                     ok = d == n or (isinstance(d, Sym) and "unk__" in str(d))
                 assert ok, f"{where} dim {k}: {dims_str(dims)}, expected {shape}"
+
+
+def ops_without_rules(family: str) -> list[tuple[str, str]]:
+    """(domain, op) of the ops registered in src/onyx/ops/<family>/ that have no shape rule."""
+    from onyx.ops import registry
+
+    registry.load_all()
+    out = []
+    for (dom, op), kernels in registry._registry.items():
+        if any(k.fn.__module__.startswith(f"onyx.ops.{family}.") for k in kernels):
+            if registry.get_shape_rule(op, dom) is None:
+                out.append((dom, op))
+    return out

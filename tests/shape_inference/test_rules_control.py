@@ -284,3 +284,9 @@ def test_loop_body_cond_is_honoured_without_a_cond_input():
     nodes[0] = oh.make_node("Constant", [], ["cout"], value=oh.make_tensor("c", TP.BOOL, [], [True]))
     m = _loop(nodes, ins, outs, [], ["M", ""], 1, inits={"M": np.array(5, np.int64)})
     assert same_as_run(m, {})["y0"] == (TP.INT64, [5])
+
+
+def test_every_op_of_the_family_has_a_rule():
+    from tests.shape_inference._mlctl_rules import ops_without_rules
+
+    assert ops_without_rules("control") == []

@@ -421,3 +421,9 @@ def test_suite_has_cases():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_node_suite(case):
     check_case(case)
+
+
+def test_every_op_of_the_family_has_a_rule():
+    from tests.shape_inference._mlctl_rules import ops_without_rules
+
+    assert ops_without_rules("ml") == []
