@@ -476,3 +476,41 @@ def test_conv_add_without_relu(act):
 
     m = check_pass(build, conv_activation_fusion, {"x": rn(2, 4, 6, 6)}, expect="com.microsoft::FusedConv")
     assert sum(ops(m).values()) == 1
+
+
+def _torchscript_style_attention(n=4, h=8):
+    """The context's target shape is computed from Shape(...) of the attention's intermediates, and
+    the context goes through a no-op Reshape before its Transpose (as the TorchScript exports do)."""
+    d = n * h
+    b = GraphBuilder(opset=17)
+    x = b.input("x", F, ["B", "S", d])
+    i64 = lambda *v: b.const(np.array(v, np.int64))  # noqa: E731
+
+    def proj():
+        return b.Add(b.MatMul(x, c(b, rn(d, d) * 0.3)), c(b, rn(d)))
+
+    def dim(v, k):
+        return b.Unsqueeze(b.Gather(b.Shape(v), b.const(np.array(k, np.int64)), axis=0), i64(0))
+
+    q4 = b.Transpose(b.Reshape(proj(), i64(0, 0, n, h)), perm=[0, 2, 1, 3])
+    k4 = b.Transpose(b.Reshape(proj(), i64(0, 0, n, h)), perm=[0, 2, 3, 1])
+    v4 = b.Transpose(b.Reshape(proj(), i64(0, 0, n, h)), perm=[0, 2, 1, 3])
+    p = b.Softmax(b.MatMul(b.Mul(q4, c(b, h**-0.5)), k4), axis=-1)
+    ctx4 = b.MatMul(p, v4)
+    view = b.Reshape(ctx4, b.Concat(dim(ctx4, 0), i64(-1), dim(q4, 2), dim(v4, 3), axis=0))
+    o = b.Transpose(view, perm=[0, 2, 1, 3])
+    y = b.Reshape(o, b.Concat(dim(o, 0), dim(o, 1), i64(d), axis=0))
+    b.output(y, "y", F, ["B", "S", d])
+    return b.model()
+
+
+def test_attention_rewires_shape_arithmetic():
+    from onyx.shape_inference import infer_shapes
+
+    def build():
+        m = _torchscript_style_attention()
+        infer_shapes(m)
+        return m
+
+    m = check_pass(build, attention_fusion, {"x": rn(2, 5, 32)}, expect="com.microsoft::Attention")
+    assert ops(m)["Softmax"] == 0 and ops(m)["MatMul"] == 0 and ops(m)["Transpose"] == 0

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from onyx.errors import OnyxError
-from onyx.ir.model import AttrType, Graph, Model, Node, Value
+from onyx.ir.model import AttrType, Function, Graph, Model, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ir.types import TensorType
 
@@ -45,13 +45,18 @@ def prod(v: Value | None, *op_types: str, domain: str | None = None) -> Node | N
 class Ctx:
     """One graph being rewritten: which values are graph inputs/outputs, what is constant."""
 
-    def __init__(self, model: Model, graph: Graph):
+    def __init__(self, model: Model, graph: Graph, function: Function | None = None):
         self.model = model
         self.graph = graph
-        self.opset = model.opsets.get("", 1)
+        self.function = function  # the model-local function whose body this graph is (or is in)
+        opsets = model.opsets if function is None else {**model.opsets, **function.opsets()}
+        self.opset = opsets.get("", 1)
         # a subgraph may list an outer value as its output without any node reading it
         self.output_ids = {id(v) for g in _all_graphs(model) for v in g.outputs}
+        self.output_ids |= {id(v) for f in model.functions for v in f.outputs}
         self.input_ids = {id(v) for v in graph.inputs}
+        if function is not None:
+            self.input_ids |= {id(v) for v in function.inputs}
         self._infos: dict | None = None
 
     # -- constants --------------------------------------------------------------------------
@@ -226,7 +231,10 @@ class Ctx:
         g.nodes[:] = [n for n in g.nodes if id(n) not in ids]
         self.drop_value_info(gone)
         self.sweep(feeders)
-        ensure_ms_opset(self.model)
+        if any(n.domain == MS for n in news):
+            ensure_ms_opset(self.model)
+            if self.function is not None and not any(d == MS for d, _ in self.function.opset_imports):
+                self.function.opset_imports.append((MS, 1))
         # what inference knew of the values still here stays true: no need to infer again
 
     def sweep(self, values: Iterable[Value]) -> None:
@@ -284,12 +292,20 @@ class Ctx:
         g.value_info[:] = keep
 
     def new_const(self, array: np.ndarray, hint: str) -> Value:
-        """A new initializer of this graph with a fresh name."""
+        """A new constant with a fresh name: an initializer, or (in a function body, which has
+        none) the output of a Constant node put first in the body."""
         name = fresh_name(self.graph, hint)
         arr = np.asarray(array)
         t = Tensor.from_numpy(arr, name)
         from onyx.ir.types import Shape
 
+        if self.function is not None:
+            from onyx.ir.model import Attr
+
+            v = Value(name, TensorType(t.data_type, Shape(t.dims)))
+            node = Node("Constant", [], [v], {"value": Attr("value", AttrType.TENSOR, t)}, name=name)
+            self.graph.insert_node(0, node)
+            return v
         v = Value(name, TensorType(t.data_type, Shape(t.dims)), const=t)
         self.graph.add_initializer(v)
         return v
@@ -343,16 +359,32 @@ def graphs(model: Model) -> Iterator[Graph]:
             stack.extend(n.subgraphs())
 
 
+def _subgraphs(g: Graph) -> Iterator[Graph]:
+    stack = [g]
+    while stack:
+        x = stack.pop()
+        yield x
+        for n in x.nodes:
+            stack.extend(n.subgraphs())
+
+
 def run_on_graphs(model: Model, fn) -> bool:
-    """Apply ``fn(ctx, node) -> bool`` to every node of every graph (a snapshot of each list)."""
+    """Apply ``fn(ctx, node) -> bool`` to every node of every graph: the main graph, subgraphs at
+    any depth and model-local function bodies (a snapshot of each node list). A node whose
+    attributes refer to a function's attributes does not match (``attr`` raises LookupError)."""
     changed = False
-    for g in list(graphs(model)):
-        ctx = Ctx(model, g)
+    todo = [(g, None) for g in graphs(model)]
+    todo += [(g, f) for f in model.functions for g in _subgraphs(f.graph)]
+    for g, f in todo:
+        ctx = Ctx(model, g, f)
         for node in list(g.nodes):
             if node.graph is not g:
                 continue
-            if fn(ctx, node):
-                changed = True
+            try:
+                if fn(ctx, node):
+                    changed = True
+            except LookupError:
+                continue
     return changed
 
 

@@ -574,20 +574,28 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
         kept = {"B": (q3, 0), "S": (q3, 1), "T": (k3, 1)}
     group = nodes + extra + ([end_reshape] if end_reshape is not None else [])
     final = end_reshape.outputs[0] if end_reshape is not None else out
+    noop_reshapes: list[Node] = []
     if end_reshape is None:
-        if len(outs) != 1 or not is_op(outs[0], "Reshape") or ctx.is_output(out):
+        # the Transpose's output itself becomes the (B, S, D) result: every reader but Shape must
+        # be a Reshape (it reads the same row-major data) whose target copies no dim past 1
+        if not outs or ctx.is_output(out):
             return False
-        r = outs[0]
-        ents = _shape_entries(ctx, r.inputs[1])
-        if ents is None or (not attr(r, "allowzero", 0) and any(e == 0 for e in ents[2:])):
-            return False
+        for r in outs:
+            if not is_op(r, "Reshape") or r.inputs[0] is not out:
+                return False
+            ents = _shape_entries(ctx, r.inputs[1])
+            if ents is None or (not attr(r, "allowzero", 0) and any(e == 0 for e in ents[2:])):
+                return False
+            if ctx.same_dims(r.outputs[0], q3) and m["dv"] == m["dq"] and not ctx.is_output(r.outputs[0]):
+                noop_reshapes.append(r)
     seen: set[int] = set()
     group = [x for x in group if not (id(x) in seen or seen.add(id(x)))]
     group += _absorbable(ctx, group)
     # shape arithmetic reading the group's values is rewired to kept values first
-    if not _rewire_shapes(ctx, group, final, m, kept, dry=True):
+    keeps = end_reshape is not None  # else the final value changes from 4-D to 3-D
+    if not _rewire_shapes(ctx, group, final, m, kept, dry=True, final_keeps_shape=keeps):
         return False
-    _rewire_shapes(ctx, group, final, m, kept, dry=False)
+    _rewire_shapes(ctx, group, final, m, kept, dry=False, final_keeps_shape=keeps)
     if not ctx.private(group, final):
         return False
     name = (sm.name or "attention") + "_Attention"
@@ -641,6 +649,12 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
         out.type = None
         ctx.drop_value_info([out])
     ctx.replace(group, final, pre + [new])
+    for r in noop_reshapes:  # Reshape(fused (B, S, D), [B, S, D]) is the fused value itself
+        r.outputs[0].replace_all_uses_with(final)
+        ctx.drop_value_info(r.outputs)
+        feeders = [i for i in r.inputs if i is not None]
+        ctx.graph.remove_node(r)
+        ctx.sweep(feeders)
     return True
 
 
@@ -672,7 +686,9 @@ def _absorbable(ctx: Ctx, group: list[Node]) -> list[Node]:
     return out
 
 
-def _rewire_shapes(ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dict, dry: bool) -> bool:
+def _rewire_shapes(
+    ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dict, dry: bool, final_keeps_shape: bool = True
+) -> bool:
     """Make Shape -> Gather chains that read values of the group read kept values instead.
 
     Every value of the group read outside it (other than ``final``) must be read only by Shape
@@ -685,9 +701,11 @@ def _rewire_shapes(ctx: Ctx, group: list[Node], final: Value, m: dict, kept: dic
     todo = []
     for node in group:
         for v in node.outputs:
-            if v is final:
+            if v is final and final_keeps_shape:
                 continue
             ext = [u for u, _ in v.uses if id(u) not in ids]
+            if v is final:
+                ext = [u for u in ext if is_op(u, "Shape")]
             if not ext:
                 if ctx.is_output(v):
                     return False
@@ -782,6 +800,10 @@ def _symbols(ctx: Ctx, m: dict, group: list[Node], n: int, h: int, hv: int) -> d
             if is_op(node, "FusedMatMul", domain=MS) and attr(node, "transB", 0):
                 b = b[:2] + [b[3], b[2]]
             res[id(o)] = [a[0], a[1], a[2], b[3]]
+    tr = m.get("tr")
+    if tr is not None:  # the context before and after its Transpose (past a no-op Reshape too)
+        res[id(tr.inputs[0])] = ["B", n, "S", hv]
+        res[id(tr.outputs[0])] = ["B", "S", n, hv]
     return res
 
 
