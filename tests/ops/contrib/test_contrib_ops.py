@@ -247,3 +247,16 @@ def test_rotary_embedding_partial():
     ang = R.random((8, 2)).astype(np.float32)
     pos = np.arange(s, dtype=np.int64)[None]
     check("RotaryEmbedding", [x, pos, np.cos(ang), np.sin(ang)], num_heads=n, rotary_embedding_dim=4)
+
+
+def test_mha_present_and_qk_outputs():
+    import onnxruntime as ort
+
+    q, k, v, ab = rn(2, 5, 16), rn(2, 7, 16), rn(2, 7, 16), rn(2, 1, 5, 7)
+    outs = [np.zeros(s, np.float32) for s in [(2, 5, 16), (2, 4, 7, 4), (2, 4, 7, 4), (2, 4, 5, 7)]]
+    for ins in ([q, k, v, None, None, ab], [q, k, v]):
+        data, feeds = _model("MultiHeadAttention", ins, n_out=4, out_types=outs, num_heads=4)
+        want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+        got = onyx.InferenceSession(data).run(None, feeds)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
