@@ -514,3 +514,18 @@ def test_attention_rewires_shape_arithmetic():
 
     m = check_pass(build, attention_fusion, {"x": rn(2, 5, 32)}, expect="com.microsoft::Attention")
     assert ops(m)["Softmax"] == 0 and ops(m)["MatMul"] == 0 and ops(m)["Transpose"] == 0
+
+
+@pytest.mark.parametrize("alpha", [None, 1.702])
+def test_quick_gelu(alpha):
+    from onyx.optimizer.quick_gelu_fusion import quick_gelu_fusion
+
+    def build():
+        b = GraphBuilder(opset=17)
+        x = b.input("x", F, ["N", 8])
+        s = b.Sigmoid(x if alpha is None else b.Mul(c(b, alpha), x))
+        b.output(b.Mul(s, x), "y", F, ["N", 8])
+        return b.model()
+
+    m = check_pass(build, quick_gelu_fusion, {"x": rn(3, 8) * 3}, expect="com.microsoft::QuickGelu")
+    assert sum(ops(m).values()) == 1

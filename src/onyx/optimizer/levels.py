@@ -56,10 +56,12 @@ def _extended() -> list[Pass]:
     from onyx.optimizer.gemm_activation_fusion import gemm_activation_fusion
     from onyx.optimizer.layer_norm_fusion import layer_norm_fusion
     from onyx.optimizer.matmul_fusion import matmul_fusion
+    from onyx.optimizer.quick_gelu_fusion import quick_gelu_fusion
     from onyx.optimizer.skip_layer_norm_fusion import skip_layer_norm_fusion
 
     return [
         gelu_fusion,
+        quick_gelu_fusion,
         layer_norm_fusion,
         attention_fusion,
         skip_layer_norm_fusion,
