@@ -529,3 +529,37 @@ def test_quick_gelu(alpha):
 
     m = check_pass(build, quick_gelu_fusion, {"x": rn(3, 8) * 3}, expect="com.microsoft::QuickGelu")
     assert sum(ops(m).values()) == 1
+
+
+@pytest.mark.parametrize("fill", [-3.4028234663852886e38, -np.inf])
+def test_attention_masked_fill(fill):
+    """Older GPT-2 exports: Where(causal, scores, fill) then + the padding mask."""
+    from onyx.shape_inference import infer_shapes
+
+    n, h, d = 4, 8, 32
+
+    def build():
+        b = GraphBuilder(opset=17)
+        x = b.input("x", F, ["B", 5, d])
+        pad = b.input("m", F, ["B", 1, 1, 5])
+        causal = b.const(np.tril(np.ones((5, 5), np.bool_))[None, None])
+        shape4 = b.const(np.array([0, 0, n, h], np.int64))
+
+        def heads(perm):
+            y = b.Add(b.MatMul(x, c(b, rn(d, d) * 0.3)), c(b, rn(d)))
+            return b.Transpose(b.Reshape(y, shape4), perm=perm)
+
+        q, k, v = heads([0, 2, 1, 3]), heads([0, 2, 3, 1]), heads([0, 2, 1, 3])
+        w = b.Div(b.MatMul(q, k), c(b, math.sqrt(h)))
+        w = b.Where(causal, w, c(b, fill))
+        p = b.Softmax(b.Add(w, pad), axis=-1)
+        o = b.Transpose(b.MatMul(p, v), perm=[0, 2, 1, 3])
+        b.output(b.Reshape(o, b.const(np.array([0, 0, d], np.int64))), "y", F, ["B", 5, d])
+        m = b.model()
+        infer_shapes(m)
+        return m
+
+    pad = np.zeros((2, 1, 1, 5), F)
+    pad[1, ..., 3:] = -10000.0
+    m = check_pass(build, attention_fusion, {"x": rn(2, 5, d), "m": pad}, expect="com.microsoft::Attention")
+    assert ops(m)["Softmax"] == 0

@@ -393,11 +393,27 @@ def _match(ctx: Ctx, sm: Node):
     scores = s_in
     if add is not None:
         for sc_v, m in ((add.inputs[0], add.inputs[1]), (add.inputs[1], add.inputs[0])):
-            if prod(sc_v, "MatMul", "Mul", "Div") or prod(sc_v, "FusedMatMul", domain=MS):
+            wh = prod(sc_v, "Where")  # masked_fill of the scores (not a 0/fill mask)
+            masked = (
+                wh is not None and ctx.const(wh.inputs[1]) is None and ctx.const(wh.inputs[2]) is not None
+            )
+            if prod(sc_v, "MatMul", "Mul", "Div") or prod(sc_v, "FusedMatMul", domain=MS) or masked:
                 scores, mask = sc_v, m
                 break
         _need(mask is not None)
         nodes.append(add)
+    where_mask = None  # Where(cond, scores, fill): masked_fill with a huge negative fill
+    wh = prod(scores, "Where")
+    if wh is not None:
+        fill = ctx.const(wh.inputs[2])
+        _need(fill is not None and fill.size == 1 and fill.ndim == 0 and fill.dtype == np.float32)
+        _need(float(fill) <= -1e30)  # adding it instead of selecting it changes nothing
+        dw, dsc = ctx.dims(wh.outputs[0]), ctx.dims(wh.inputs[1])
+        _need(dw is not None and dsc is not None and len(dw) == 4 and len(dsc) == 4)
+        _need(ctx.elem(wh.inputs[0]) == 9)  # bool
+        where_mask = (wh.inputs[0], float(fill))
+        nodes.append(wh)
+        scores = wh.inputs[1]
     scores_raw, scale = _strip_scale(ctx, scores, nodes)
     mm = scores_raw.producer
     trans_b = 0
@@ -471,7 +487,18 @@ def _match(ctx: Ctx, sm: Node):
         _need(_noop_context_reshape(ctx, noop, nodes, q3, k3, v3, n, dq // n, dv // n))
         nodes.append(noop)
     return dict(
-        nodes=nodes, q3=q3, k3=k3, v3=v3, mask=mask, scale=scale, n=n, dq=dq, dv=dv, tr=tr, scores=scores
+        nodes=nodes,
+        q3=q3,
+        k3=k3,
+        v3=v3,
+        mask=mask,
+        scale=scale,
+        n=n,
+        dq=dq,
+        dv=dv,
+        tr=tr,
+        scores=scores,
+        where_mask=where_mask,
     )
 
 
@@ -521,8 +548,12 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
         return False
     nodes: list[Node] = m["nodes"]
     q3, k3, v3, mask, n = m["q3"], m["k3"], m["v3"], m["mask"], m["n"]
-    expand_mask = False
-    if mask is not None and not _mask_ok(ctx, mask, m["scores"], n):
+    expand_mask = m["where_mask"] is not None
+    if expand_mask and ctx.opset < 15:
+        return False
+    if expand_mask and mask is not None and (ctx.rank(mask) is None or ctx.rank(mask) > 4):
+        return False
+    if mask is not None and not expand_mask and not _mask_ok(ctx, mask, m["scores"], n):
         # onnxruntime wants the bias as (B or 1, N or 1, S, T): expand it to [1, 1, S, T]
         dm = ctx.dims(mask)
         if ctx.opset < 15 or ctx.elem(mask) != 1 or dm is None or len(dm) != 4:
@@ -601,6 +632,24 @@ def _visit(ctx: Ctx, sm: Node) -> bool:
     name = (sm.name or "attention") + "_Attention"
     scale = float(m["scale"])
     pre: list[Node] = []
+    if m["where_mask"] is not None:
+        # the selection becomes an additive bias: Where(cond, 0, fill) (+ the additive mask)
+        from onyx.optimizer._pattern import fresh_name
+
+        cond, fill = m["where_mask"]
+        wb = Value(fresh_name(ctx.graph, name + "_where_bias"))
+        zero, neg = ctx.new_const(np.zeros((), np.float32), "zero"), ctx.new_const(np.float32(fill), "fill")
+        pre.append(make_node("Where", [cond, zero, neg], domain="", name=wb.name))
+        pre[-1].outputs.append(wb)
+        if mask is not None:
+            both = Value(fresh_name(ctx.graph, name + "_bias_sum"))
+            pre.append(make_node("Add", [wb, mask], domain="", name=both.name))
+            pre[-1].outputs.append(both)
+            wb = both
+        for nd in pre:
+            for k, v in enumerate(nd.outputs):
+                v.producer, v.index = nd, k
+        mask = wb
     if expand_mask:
         from onyx.optimizer._pattern import fresh_name
 
@@ -789,8 +838,8 @@ def _symbols(ctx: Ctx, m: dict, group: list[Node], n: int, h: int, hv: int) -> d
             known = next((d for d in ins if d is not None), None)
             if known is not None:
                 res[id(o)] = known
-        elif is_op(node, "Where") and ins[2] is not None:
-            res[id(o)] = ins[2]
+        elif is_op(node, "Where") and (ins[1] is not None or ins[2] is not None):
+            res[id(o)] = ins[1] if ins[1] is not None else ins[2]
         elif is_op(node, "Add"):
             known = next((d for d in ins if d is not None), None)
             if known is not None:
