@@ -10,7 +10,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.contrib._common import back, standardize_last, to_compute
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 def _take(table, ids, what):
@@ -64,3 +64,14 @@ def embed_layer_normalization(
     if _num_outputs > 2:
         outs.append(back(e, dtype))
     return outs[0] if _num_outputs == 1 else tuple(outs)
+
+
+@shape_rule("EmbedLayerNormalization", domain="com.microsoft")
+def _shape(ctx):
+    ids, w = ctx.input_shape(0), ctx.input_shape(2)
+    out = None if ids is None or w is None or len(ids) != 2 or len(w) != 2 else [ids[0], ids[1], w[1]]
+    ctx.set_output(0, ctx.input_elem(2), out)
+    if ctx.num_outputs > 1:
+        ctx.set_output(1, 6, None if ids is None else [ids[0]])
+    if ctx.num_outputs > 2:
+        ctx.set_output(2, ctx.input_elem(2), out)

@@ -1,8 +1,9 @@
 """com.microsoft FusedConv: Conv (+ Z) followed by an activation named by ``activation``."""
 
 from onyx.ops.contrib._common import activate_, back, to_compute
+from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.nn.conv import conv_forward
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("FusedConv", domain="com.microsoft", since=1)
@@ -39,3 +40,8 @@ def fused_conv(
     if activation:
         y = activate_(y, activation, list(activation_params or []), "FusedConv")
     return back(y, dtype)
+
+
+@shape_rule("FusedConv", domain="com.microsoft")
+def _shape(ctx):
+    conv_rule(ctx)  # Conv's rule: X, W and the attributes decide; Z and the activation change nothing

@@ -5,7 +5,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.contrib._common import back, standardize_last, to_compute
-from onyx.ops.registry import op
+from onyx.ops.registry import op, shape_rule
 
 
 @op("SimplifiedLayerNormalization", since=1)
@@ -27,3 +27,13 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_typ
     if _num_outputs == 1:
         return y
     return y, inv.reshape(X.shape[:ax] + (1,) * (X.ndim - ax)).astype(np.float32)
+
+
+@shape_rule("SimplifiedLayerNormalization")
+def _shape(ctx):
+    s = ctx.input_shape(0)
+    ctx.set_output(0, ctx.input_elem(0), s)
+    if ctx.num_outputs > 1 and s is not None:
+        axis = ctx.attr("axis", -1)
+        ax = axis + len(s) if axis < 0 else axis
+        ctx.set_output(1, 1, s[:ax] + [1] * (len(s) - ax))
