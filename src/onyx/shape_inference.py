@@ -85,11 +85,12 @@ def info_from_array(a: Any) -> Info:
         return Info(None, int(from_numpy(arr.dtype)), list(arr.shape), arr)
     if isinstance(a, list):
         elem = info_from_array(a[0]) if a else Info()
-        return Info(SequenceType(_type_of(elem)))
+        return Info(SequenceType(type_of(elem)))
     return Info()
 
 
-def _type_of(info: Info) -> TypeBase | None:
+def type_of(info: Info) -> TypeBase | None:
+    """The IR type an Info stands for (tensor types with proto-ready dims)."""
     if info.type is not None and not isinstance(info.type, TensorType):
         return info.type
     if info.elem is None and info.dims is None:
@@ -137,7 +138,7 @@ class ShapeContext:
 
     def input_type(self, i: int) -> TypeBase | None:
         info = self.input_info(i)
-        return None if info is None else _type_of(info)
+        return None if info is None else type_of(info)
 
     def input_value(self, i: int) -> np.ndarray | None:
         """The input's value when known at load time (constant, or symbolic shape arithmetic)."""
@@ -380,6 +381,8 @@ class _Inference:
             return None
         if len(node.outputs) == 1 and not isinstance(res, tuple):
             res = (res,)
+        if any(not isinstance(r, np.ndarray | np.generic) for r in res):
+            return None  # sequences, maps, optionals: their types come from the op's rule
         out = []
         for r in res:
             info = info_from_array(r)
@@ -502,7 +505,7 @@ def _write_back(inf: _Inference, g: Graph) -> None:
             info = inf.infos.get(id(v))
             if info is None or not v.name:
                 continue
-            t = _type_of(info)
+            t = type_of(info)
             if t is not None:
                 v.type = t
                 if id(v) not in listed:
@@ -523,6 +526,11 @@ def infer_shapes(model: Model, strict: bool = False) -> Model:
 
         raise InvalidArgument(f"infer_shapes expects an onyx Model, got {type(model).__name__}")
     inf = _Inference(model, strict)
+    for v in model.graph.inputs:
+        # an unknown input dim gets a name, so that everything computed from it can refer to it
+        info = inf.info(v)
+        if info is not None and info.dims is not None and info.value is None:
+            info.dims = [d if d is not None else inf.new_symbol() for d in info.dims]
     inf.infer_graph(model.graph)
     _write_back(inf, model.graph)
     return model
@@ -554,5 +562,6 @@ __all__ = [
     "same_shape_rule",
     "compare_rule",
     "known_fraction",
+    "type_of",
     "math",
 ]

@@ -236,7 +236,13 @@ def same_as_onnx(m: onnx.ModelProto) -> dict:
 
 
 def dims_str(dims) -> list | None:
-    return None if dims is None else [d if d is None or isinstance(d, int) else str(d) for d in dims]
+    """Dims as ints, names, or None for unknown (a fresh ``unk__k`` name says no more than None)."""
+    if dims is None:
+        return None
+    return [
+        d if d is None or isinstance(d, int) else (None if str(d).startswith("unk__") else str(d))
+        for d in dims
+    ]
 
 
 def _elem_and_shape(value) -> tuple[int, tuple]:

@@ -148,7 +148,7 @@ def merge_infos(ctx, a, b, what: str):
     """Merge two infos of one value (If's branches, a loop-carried value before and after the body):
     equal dims stay, differing dims become fresh symbols, differing ranks an unknown rank; element
     types must agree."""
-    from onyx.shape_inference import Info, _type_of
+    from onyx.shape_inference import Info, type_of
 
     if a is None or b is None:
         return Info()
@@ -160,7 +160,7 @@ def merge_infos(ctx, a, b, what: str):
         if a.dims is not None and b.dims is not None and len(a.dims) == len(b.dims):
             dims = [x if x is not None and x == y else ctx.new_dim() for x, y in zip(a.dims, b.dims)]
         return Info(None, elem, dims)
-    return Info(merge_types(_type_of(a), _type_of(b)))
+    return Info(merge_types(type_of(a), type_of(b)))
 
 
 def set_info(ctx, i: int, info) -> None:
@@ -175,11 +175,11 @@ def set_info(ctx, i: int, info) -> None:
 
 
 def differs(a, b) -> bool:
-    from onyx.shape_inference import _type_of
+    from onyx.shape_inference import type_of
 
     if _is_tensor(a) and _is_tensor(b):
         return a.elem != b.elem or a.dims != b.dims
-    return _type_of(a) != _type_of(b)
+    return type_of(a) != type_of(b)
 
 
 def iterate_body(

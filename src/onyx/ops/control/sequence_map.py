@@ -7,7 +7,7 @@ from onyx.ir.model import Graph
 from onyx.ir.types import SequenceType, TensorType
 from onyx.ops.control._common import body_input, check_outputs, pack
 from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import Info, _type_of, info_from_type
+from onyx.shape_inference import Info, info_from_type, type_of
 
 
 @op("SequenceMap", since=17)
@@ -50,4 +50,4 @@ def _sequence_map_shape(ctx) -> None:
             ins.append(body_input(ctx.input_info(i)) if i else Info())
     outs = ctx.infer_subgraph(body, ins)
     for j, info in enumerate(outs):
-        ctx.set_output_type(j, SequenceType(_type_of(info)))
+        ctx.set_output_type(j, SequenceType(type_of(info)))
