@@ -22,11 +22,21 @@ from onyx.ops.nn._common import (
 )
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
+from onyx.runtime.threads import (
+    GEMM_SPLIT_MACS,
+    blas_single_threaded,
+    intra_op_threads,
+    parallel_for,
+    split_ranges,
+)
 
-_COLS_BYTES = 64 << 20  # largest im2col buffer before the GEMM is split over blocks of output rows
+_COLS_BYTES = 4 << 20  # largest im2col buffer of one block of output rows
+_MIN_COLS = 512  # fewest output positions in one GEMM block
+_DW_BLOCK_BYTES = 256 << 10  # depthwise: bytes of one work array of a block of channels
+_DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
 
 
-def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides):
+def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None):
     """The convolution shared by Conv, ConvInteger and QLinearConv (inputs already in compute dtype)."""
     check_rank(x, 3, "Conv X")
     if w.ndim != x.ndim:
@@ -58,48 +68,82 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
     if n == 0 or p == 0 or m == 0:
         return np.zeros((n, m) + out, dtype=x.dtype)
     kp = int(np.prod(kernel))
+    threads = intra_op_threads(ctx)
+    if cg == 1 and group == c and kp > 1:
+        return _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
+    if not blas_single_threaded():
+        threads = 1  # BLAS runs its own threads: splitting here would oversubscribe the cores
+    rows = out[0]
+    inner = p // rows
+    y = np.empty((n, group, mg, rows, inner), dtype=x.dtype)
+    bias = None if b is None else b.reshape(group, mg, 1, 1)
+    wm = w.reshape(group, mg, cg * kp)
     if kp == 1 and not any(pb) and not any(pe):
-        xs = x
-        if any(s != 1 for s in strides):
-            xs = x[
-                (slice(None), slice(None))
-                + tuple(slice(0, (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(nd))
-            ]
-        cols = xs.reshape(n, group, cg, p)
-        y = np.matmul(w.reshape(group, mg, cg), cols)
-    elif cg == 1 and group == c and kp > 1:
-        return _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out)
+        st = strides[0]
+
+        def cols_of(r0, r1):
+            xs = x[:, :, r0 * st : (r1 - 1) * st + 1 : st]
+            if any(s != 1 for s in strides):
+                xs = xs[
+                    (slice(None), slice(None), slice(None))
+                    + tuple(slice(0, (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(1, nd))
+                ]
+            return xs.reshape(n, group, cg, (r1 - r0) * inner)
+
+        row_bytes = 0 if all(s == 1 for s in strides) else n * c * inner * x.dtype.itemsize
     else:
         xp = pad_spatial(x, pb, pe)
-        wm = w.reshape(group, mg, cg * kp)
-        rows = out[0]
-        row_bytes = n * c * kp * (p // rows) * x.dtype.itemsize
-        block = max(1, min(rows, _COLS_BYTES // max(row_bytes, 1)))
-        if block >= rows:
-            cols = im2col(xp, kernel, strides, dilations, out).reshape(n, group, cg * kp, p)
-            y = np.matmul(wm, cols)
-        else:
-            # bound the column buffer: im2col + GEMM over blocks of output rows
-            y = np.empty((n, group, mg, rows, p // rows), dtype=x.dtype)
-            for r0 in range(0, rows, block):
-                r1 = min(rows, r0 + block)
-                sub = (r1 - r0,) + out[1:]
-                cols = im2col(xp[:, :, r0 * strides[0] :], kernel, strides, dilations, sub)
-                cols = cols.reshape(n, group, cg * kp, (r1 - r0) * (p // rows))
-                y[:, :, :, r0:r1] = np.matmul(wm, cols).reshape(n, group, mg, r1 - r0, p // rows)
-    y = y.reshape((n, m) + out)
-    if b is not None:
-        y += b.reshape((m,) + (1,) * nd)
-    return y
+
+        def cols_of(r0, r1):
+            sub = (r1 - r0,) + out[1:]
+            cols = im2col(xp[:, :, r0 * strides[0] :], kernel, strides, dilations, sub)
+            return cols.reshape(n, group, cg * kp, (r1 - r0) * inner)
+
+        row_bytes = n * c * kp * inner * x.dtype.itemsize
+    macs = n * m * cg * kp * p
+    # blocks of output rows: several per thread (a busy worker's share goes to the others), each
+    # block's column buffer small enough to stay in cache while its GEMM reads it, and wide enough
+    # (_MIN_COLS) for BLAS to run at speed
+    blocks = 4 * threads if threads > 1 and macs >= GEMM_SPLIT_MACS else 1
+    if row_bytes:
+        blocks = max(blocks, -(-rows * row_bytes // _COLS_BYTES))
+    blocks = min(blocks, max(1, p // _MIN_COLS))
+    if threads > 1 and macs >= GEMM_SPLIT_MACS and blocks < 2 * threads and mg >= 32:
+        # few output positions (late layers): one column buffer, the GEMM split over output channels
+        cols = cols_of(0, rows)
+        y4 = y.reshape(n, group, mg, p)
+        mparts = split_ranges(mg, 2 * threads, 16)
+
+        def mtask(i: int) -> None:
+            m0, m1 = mparts[i]
+            np.matmul(wm[:, m0:m1], cols, out=y4[:, :, m0:m1])
+            if bias is not None:
+                y4[:, :, m0:m1] += bias[:, m0:m1, 0]
+
+        parallel_for(mtask, len(mparts), threads)
+        return y.reshape((n, m) + out)
+    parts = split_ranges(rows, blocks)
+
+    def task(i: int) -> None:
+        r0, r1 = parts[i]
+        dst = np.reshape(y[:, :, :, r0:r1], (n, group, mg, (r1 - r0) * inner), copy=False)
+        np.matmul(wm, cols_of(r0, r1), out=dst)
+        if bias is not None:
+            y[:, :, :, r0:r1] += bias
+
+    parallel_for(task, len(parts), threads)
+    return y.reshape((n, m) + out)
 
 
-def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
+def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
     """Depthwise convolution (one input channel per group, any multiplier) on flattened (polyphase) planes.
 
     The padded image is split into its stride phases (one phase when the stride is 1) and each phase
     is flattened per channel, so every kernel offset is one contiguous shift of a whole phase plane:
     each multiply-add runs over one long contiguous run per channel instead of one short (strided)
     run per output row. Positions that wrap across a row end land in columns that are cut off.
+    Channels go in blocks small enough for the work arrays to stay in cache across the taps, the
+    blocks shared out over ``threads`` threads.
     """
     n, c = x.shape[:2]
     nd = len(kernel)
@@ -113,41 +157,71 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out):
         off = sum((k[i] * dilations[i]) // strides[i] * qstrides[i] for i in range(nd))
         taps.append((phase, off))
     width = max(total, length + max(off for _, off in taps))
-    inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
-    if all(st == 1 for st in strides):
-        flat = np.zeros((n, c, width), dtype=x.dtype)
-        flat[:, :, :total].reshape((n, c) + q)[inner] = x
-        planes = {(0,) * nd: flat}
-    else:
-        full = np.zeros((n, c) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
-        full[inner] = x
-        split = full.reshape((n, c) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
-        planes = {}
-        for phase in {ph for ph, _ in taps}:
-            plane = np.zeros((n, c, width), dtype=x.dtype)
-            sel = (slice(None), slice(None)) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
-            plane[:, :, :total].reshape((n, c) + q)[...] = split[sel]
-            planes[phase] = plane
+    stride1 = all(st == 1 for st in strides)
+    phases = sorted({ph for ph, _ in taps})
     mult = w.shape[0] // c
     wk = w.reshape(c, mult, -1, 1)
-    acc = np.empty((n, c, mult, length), dtype=x.dtype)
-    tmp = np.empty_like(acc)
-    for j, (phase, off) in enumerate(taps):
-        view = planes[phase][:, :, None, off : off + length]
-        if j == 0:
-            np.multiply(view, wk[:, :, 0], out=acc)
+    bk = None if b is None else b.reshape(c, mult, 1)
+    y = np.empty((n, c * mult) + tuple(out), dtype=x.dtype)
+    crop = (slice(None),) * 3 + tuple(slice(0, o) for o in out[1:])
+    per_channel = n * mult * max(width, length) * x.dtype.itemsize
+    step = max(1, min(c, _DW_BLOCK_BYTES // max(per_channel, 1)))
+    if threads > 1 and n * c * length * len(taps) >= _DW_SPLIT:
+        step = min(step, max(1, -(-c // (2 * threads))))
+    parts = [(c0, min(c, c0 + step)) for c0 in range(0, c, step)]
+
+    def task(i: int) -> None:
+        c0, c1 = parts[i]
+        cc = c1 - c0
+        xc = x[:, c0:c1]
+        inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
+        if stride1:
+            flat = np.zeros((n, cc, width), dtype=x.dtype)
+            flat[:, :, :total].reshape((n, cc) + q)[inner] = xc
+            planes = {(0,) * nd: flat}
         else:
-            np.multiply(view, wk[:, :, j], out=tmp)
-            acc += tmp
-    if b is not None:
-        acc += b.reshape(c, mult, 1)
-    full_out = acc.reshape((n, c * mult, out[0]) + q[1:])
-    return np.ascontiguousarray(full_out[(slice(None),) * 3 + tuple(slice(0, o) for o in out[1:])])
+            full = np.zeros((n, cc) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
+            full[inner] = xc
+            split = full.reshape((n, cc) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
+            planes = {}
+            for phase in phases:
+                plane = np.zeros((n, cc, width), dtype=x.dtype)
+                sel = (slice(None), slice(None)) + tuple(
+                    v for i in range(nd) for v in (slice(None), phase[i])
+                )
+                plane[:, :, :total].reshape((n, cc) + q)[...] = split[sel]
+                planes[phase] = plane
+        wc = wk[c0:c1]
+        acc = np.empty((n, cc, mult, length), dtype=x.dtype)
+        tmp = np.empty_like(acc)
+        for j, (phase, off) in enumerate(taps):
+            view = planes[phase][:, :, None, off : off + length]
+            if j == 0:
+                np.multiply(view, wc[:, :, 0], out=acc)
+            else:
+                np.multiply(view, wc[:, :, j], out=tmp)
+                acc += tmp
+        if bk is not None:
+            acc += bk[c0:c1]
+        y[:, c0 * mult : c1 * mult] = acc.reshape((n, cc * mult, out[0]) + q[1:])[crop]
+
+    parallel_for(task, len(parts), threads)
+    return y
 
 
 @op("Conv", since=1)
 def conv(
-    X, W, B=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None, strides=None
+    X,
+    W,
+    B=None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+    _ctx=None,
 ):
     dtype = X.dtype
     ct = compute_dtype(dtype)
@@ -161,6 +235,7 @@ def conv(
         kernel_shape=kernel_shape,
         pads=pads,
         strides=strides,
+        ctx=_ctx,
     )
     return back(y, dtype)
 
