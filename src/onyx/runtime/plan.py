@@ -121,6 +121,27 @@ def attribute_value(attr: Attr, plan_sub: Callable[[Graph], Plan] | None = None)
     raise InvalidGraph(f"attribute {attr.name!r} has an unknown type {t}")
 
 
+def _prepared(kernel: registry.Kernel, kwargs: dict[str, Any]) -> Callable | None:
+    """A kernel specialised to its node's attributes, once at plan time, when the kernel offers it.
+
+    A kernel may carry ``fn.prepare(**attributes)`` returning a callable of the inputs alone (or None to
+    decline): whatever depends only on the attributes (arrays built from attribute lists, compiled
+    trees, validation) is then done once per session instead of once per run. ``fn(*inputs, **attrs)``
+    must stay equivalent to ``fn.prepare(**attrs)(*inputs)``; ``prepare`` gets every attribute, the
+    defaults of those the node leaves out included. When preparing raises, the plain kernel runs
+    instead, so that a bad attribute is reported at run time with the node, as before.
+    """
+    prepare = getattr(kernel.fn, "prepare", None)
+    if prepare is None:
+        return None
+    full = {k: v for k, v in kernel.attributes.items() if not registry.is_required(v)}
+    full.update(kwargs)
+    try:
+        return prepare(**full)
+    except Exception:  # noqa: BLE001 - the plain kernel raises the same error at run time
+        return None
+
+
 class Step:
     """One node, ready to run."""
 
@@ -256,6 +277,9 @@ class Plan:
                 f"{node.describe()}: {len(ins)} inputs given, "
                 f"{node.op_type} needs at least {kernel.min_inputs}"
             )
+        prepared = _prepared(kernel, kwargs) if not subgraphs else None
+        if prepared is not None:
+            return Step(prepared, tuple(ins), tuple(outs), {}, node, ())
         return Step(kernel.fn, tuple(ins), tuple(outs), kwargs, node, tuple(subgraphs))
 
     def _resolve_attrs(self, node: Node) -> dict[str, Attr]:

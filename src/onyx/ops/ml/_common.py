@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from onyx.errors import InvalidArgument
 
 POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
+
+
+def jit_module():
+    """The numba-compiled loops (onyx.ops.ml._jit), or None: numba is not installed (the optional
+    ``perf`` extra) or ONYX_NO_PERF is set. Imported on first use, so only models that need it pay
+    numba's import time."""
+    if os.environ.get("ONYX_NO_PERF", "") not in ("", "0"):
+        return None
+    try:
+        from onyx.ops.ml import _jit
+    except ImportError:
+        return None
+    return _jit
 
 
 def as_2d(X, name: str = "X") -> np.ndarray:
@@ -45,13 +60,9 @@ def str_array(values, shape=None) -> np.ndarray:
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
-    # stable for large |x|
-    out = np.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
+    # stable for large |x|: 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
 def softmax(x: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.ml._common import (
     FLOAT,
+    POST_TRANSFORMS,
     as_2d,
     as_float,
     features_of,
@@ -16,8 +17,137 @@ from onyx.ops.ml._common import (
     rows_of,
 )
 from onyx.ops.ml._common import post_transform as apply_post
-from onyx.ops.ml._svm import couple_probabilities, kernel_matrix, sigmoid_predict
+from onyx.ops.ml._svm import (
+    couple_probabilities,
+    couple_rows,
+    kernel_function,
+    kernel_params_of,
+    sigmoid_predict,
+)
 from onyx.ops.registry import op, shape_rule
+
+
+def _prepare(
+    *,
+    classlabels_ints=None,
+    classlabels_strings=None,
+    coefficients=None,
+    kernel_params=None,
+    kernel_type="LINEAR",
+    post_transform="NONE",
+    prob_a=None,
+    prob_b=None,
+    rho=None,
+    support_vectors=None,
+    vectors_per_class=None,
+):
+    """Everything that depends on the attributes only, once; returns ``X -> (labels, scores)``."""
+    labels, _ = labels_of(classlabels_ints, classlabels_strings, "SVMClassifier")
+    K = len(labels)
+    coef = np.asarray(coefficients or [], dtype=np.float64)
+    rho_ = np.asarray(rho or [], dtype=np.float64)
+    if post_transform not in POST_TRANSFORMS:
+        apply_post(np.zeros((1, 1)), post_transform)  # raises the unknown-transform error
+    post = post_transform
+    if not vectors_per_class:
+        # linear: one weight row per class (or one row for two classes)
+        kernel_params_of(kernel_type, kernel_params)
+        kernels: dict[int, tuple] = {}
+
+        def linear(X):
+            x = as_2d(as_float(X)).astype(np.float64)
+            N, F = x.shape
+            if F == 0 or coef.size % F:
+                raise InvalidArgument(
+                    f"SVMClassifier: {coef.size} coefficients do not split into rows of {F}"
+                )
+            C = coef.size // F
+            kern = kernels.get(F)
+            if kern is None:
+                kern = kernels[F] = kernel_function(coef.reshape(C, F), kernel_type, kernel_params)
+            scores = kern(x)
+            if rho_.size:
+                scores = scores + rho_[:C]
+            if C == 1 and K == 2:
+                s = scores[:, 0]
+                y = labels[np.where(s > 0, 1, 0)]
+                z = np.stack([-s, s], axis=1)
+                return y, apply_post(z, post).astype(np.float32)
+            y = labels[np.argmax(scores, axis=1)] if N else labels[:0]
+            return y, apply_post(scores, post).astype(np.float32)
+
+        return linear
+    vpc = np.asarray(vectors_per_class, dtype=np.int64)
+    if len(vpc) != K:
+        raise InvalidArgument(f"SVMClassifier: vectors_per_class has {len(vpc)} entries for {K} classes")
+    S = int(vpc.sum())
+    sv = np.asarray(support_vectors or [], dtype=np.float64)
+    F = sv.size // S if S else None  # no support vectors: any number of features
+    if S == 0 and sv.size or S and sv.size != S * F:
+        raise InvalidArgument(f"SVMClassifier: {sv.size} support vector values for {S} vectors")
+    if coef.size != (K - 1) * S:
+        raise InvalidArgument(f"SVMClassifier: {coef.size} coefficients, expected {(K - 1) * S}")
+    coef = coef.reshape(K - 1, S)
+    if S:
+        kern = kernel_function(sv.reshape(S, F), kernel_type, kernel_params)
+    else:
+        kernel_params_of(kernel_type, kernel_params)
+
+        def kern(x):
+            return np.zeros((x.shape[0], 0))
+
+    starts = np.concatenate([[0], np.cumsum(vpc)[:-1]])
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    P = len(pairs)
+    if rho_.size != P:
+        raise InvalidArgument(f"SVMClassifier: {rho_.size} rho values for {P} class pairs")
+    # the one-vs-one decisions as one product: dec = kern @ pair_coef + rho
+    pair_coef = np.zeros((S, P))
+    win_i = np.zeros((P, K))  # class i gets the vote when dec > 0, class j otherwise
+    win_j = np.zeros((P, K))
+    for p, (i, j) in enumerate(pairs):
+        si = slice(starts[i], starts[i] + vpc[i])
+        sj = slice(starts[j], starts[j] + vpc[j])
+        pair_coef[si, p] = coef[j - 1, si]
+        pair_coef[sj, p] = coef[i, sj]
+        win_i[p, i] = 1.0
+        win_j[p, j] = 1.0
+    pi = np.array([i for i, _ in pairs], dtype=np.int64)
+    pj = np.array([j for _, j in pairs], dtype=np.int64)
+    pa = np.asarray(prob_a or [], dtype=np.float64)
+    pb = np.asarray(prob_b or [], dtype=np.float64)
+    if pa.size and (pa.size != P or pb.size != P):
+        raise InvalidArgument(f"SVMClassifier: prob_a/prob_b need {P} values")
+
+    def kernel_svm(X):
+        x = as_2d(as_float(X)).astype(np.float64)
+        N, f = x.shape
+        if F is not None and f != F:
+            raise InvalidArgument(
+                f"SVMClassifier: {sv.size} support vector values for {S} vectors x {f} features"
+            )
+        dec = kern(x) @ pair_coef
+        dec += rho_
+        win = dec > 0
+        votes = win @ win_i + ~win @ win_j
+        # the label comes from the one-vs-one votes (as libsvm's predict), also with probabilities
+        y = labels[np.argmax(votes, axis=1)] if N else labels[:0]
+        if pa.size:
+            r = np.zeros((N, K, K))
+            q = np.clip(sigmoid_predict(dec, pa, pb), 1e-7, 1 - 1e-7)
+            r[:, pi, pj] = q
+            r[:, pj, pi] = 1 - q
+            probs = couple_rows(r, K) if N <= _FEW_ROWS else couple_probabilities(r, K)
+            return y, apply_post(probs, post).astype(np.float32)
+        if K == 2:
+            s = dec[:, 0]
+            return y, apply_post(np.stack([-s, s], axis=1), post).astype(np.float32)
+        return y, apply_post(dec, post).astype(np.float32)
+
+    return kernel_svm
+
+
+_FEW_ROWS = 16  # up to this many rows the probability coupling runs in Python floats
 
 
 @op("SVMClassifier", domain="ai.onnx.ml", since=1)
@@ -36,73 +166,12 @@ def svm_classifier_1(
     support_vectors=None,
     vectors_per_class=None,
 ):
-    x = as_2d(as_float(X)).astype(np.float64)
-    N, F = x.shape
-    labels, is_str = labels_of(classlabels_ints, classlabels_strings, "SVMClassifier")
-    K = len(labels)
-    coef = np.asarray(coefficients or [], dtype=np.float64)
-    rho_ = np.asarray(rho or [], dtype=np.float64)
-    if not vectors_per_class:
-        # linear: one weight row per class (or one row for two classes)
-        if F == 0 or coef.size % F:
-            raise InvalidArgument(f"SVMClassifier: {coef.size} coefficients do not split into rows of {F}")
-        C = coef.size // F
-        scores = kernel_matrix(x, coef.reshape(C, F), kernel_type, kernel_params)
-        if rho_.size:
-            scores = scores + rho_[:C]
-        if C == 1 and K == 2:
-            s = scores[:, 0]
-            y = labels[np.where(s > 0, 1, 0)]
-            z = np.stack([-s, s], axis=1)
-            return y, apply_post(z, post_transform).astype(np.float32)
-        y = labels[np.argmax(scores, axis=1)] if N else labels[:0]
-        return y, apply_post(scores, post_transform).astype(np.float32)
-    vpc = np.asarray(vectors_per_class, dtype=np.int64)
-    if len(vpc) != K:
-        raise InvalidArgument(f"SVMClassifier: vectors_per_class has {len(vpc)} entries for {K} classes")
-    S = int(vpc.sum())
-    sv = np.asarray(support_vectors or [], dtype=np.float64)
-    if sv.size != S * F:
-        raise InvalidArgument(
-            f"SVMClassifier: {sv.size} support vector values for {S} vectors x {F} features"
-        )
-    if coef.size != (K - 1) * S:
-        raise InvalidArgument(f"SVMClassifier: {coef.size} coefficients, expected {(K - 1) * S}")
-    coef = coef.reshape(K - 1, S)
-    kern = kernel_matrix(x, sv.reshape(S, F), kernel_type, kernel_params)  # (N, S)
-    starts = np.concatenate([[0], np.cumsum(vpc)[:-1]])
-    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
-    if rho_.size != len(pairs):
-        raise InvalidArgument(f"SVMClassifier: {rho_.size} rho values for {len(pairs)} class pairs")
-    dec = np.empty((N, len(pairs)))
-    for p, (i, j) in enumerate(pairs):
-        si = slice(starts[i], starts[i] + vpc[i])
-        sj = slice(starts[j], starts[j] + vpc[j])
-        dec[:, p] = kern[:, si] @ coef[j - 1, si] + kern[:, sj] @ coef[i, sj] + rho_[p]
-    votes = np.zeros((N, K), dtype=np.int64)
-    for p, (i, j) in enumerate(pairs):
-        win_i = dec[:, p] > 0
-        votes[:, i] += win_i
-        votes[:, j] += ~win_i
-    pa = np.asarray(prob_a or [], dtype=np.float64)
-    pb = np.asarray(prob_b or [], dtype=np.float64)
-    if pa.size:
-        if pa.size != len(pairs) or pb.size != len(pairs):
-            raise InvalidArgument(f"SVMClassifier: prob_a/prob_b need {len(pairs)} values")
-        r = np.zeros((N, K, K))
-        for p, (i, j) in enumerate(pairs):
-            q = np.clip(sigmoid_predict(dec[:, p], pa[p], pb[p]), 1e-7, 1 - 1e-7)
-            r[:, i, j] = q
-            r[:, j, i] = 1 - q
-        probs = couple_probabilities(r, K)
-    # the label comes from the one-vs-one votes (as libsvm's predict), also with probabilities
-    y = labels[np.argmax(votes, axis=1)] if N else labels[:0]
-    if pa.size:
-        return y, apply_post(probs, post_transform).astype(np.float32)
-    if K == 2:
-        s = dec[:, 0]
-        return y, apply_post(np.stack([-s, s], axis=1), post_transform).astype(np.float32)
-    return y, apply_post(dec, post_transform).astype(np.float32)
+    loc = locals()
+    del loc["X"]
+    return _prepare(**loc)(X)
+
+
+svm_classifier_1.prepare = _prepare
 
 
 @shape_rule("SVMClassifier", domain="ai.onnx.ml")

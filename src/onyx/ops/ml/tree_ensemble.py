@@ -119,9 +119,31 @@ def tree_ensemble_5(
     post_transform=0,
     tree_roots,
 ):
-    X = np.asarray(X)
-    if X.dtype not in (np.float32, np.float64, np.float16):
-        raise InvalidArgument(f"TreeEnsemble: X must be float, double or float16, got {X.dtype}")
+    attrs = dict(locals())
+    del attrs["X"]
+    return cached("TreeEnsemble", attrs, lambda: _prepare(**attrs))(X)
+
+
+def _prepare(
+    *,
+    aggregate_function=1,
+    leaf_targetids,
+    leaf_weights,
+    membership_values=None,
+    n_targets=None,
+    nodes_falseleafs,
+    nodes_falsenodeids,
+    nodes_featureids,
+    nodes_hitrates=None,
+    nodes_missing_value_tracks_true=None,
+    nodes_modes,
+    nodes_splits,
+    nodes_trueleafs,
+    nodes_truenodeids,
+    post_transform=0,
+    tree_roots,
+):
+    """The forest compiled once: ``X -> scores``."""
     if n_targets is None:
         raise InvalidArgument("TreeEnsemble: n_targets is required")
     if not 0 <= aggregate_function < 4:
@@ -141,13 +163,25 @@ def tree_ensemble_5(
         nodes_truenodeids=nodes_truenodeids,
         tree_roots=tree_roots,
     )
-    forest = cached("TreeEnsemble", attrs, lambda: _compile(attrs))
-    x = X.reshape(1, -1) if X.ndim == 1 else X.reshape(X.shape[0], -1)
-    # thresholds are compared in X's own precision
-    xs = x.astype(np.float64)
-    acc = np.float64 if X.dtype == np.float64 else np.float32
-    scores, _ = forest.aggregate(xs, _AGGREGATES[aggregate_function], acc)
-    return apply_post(scores, int(post_transform)).astype(X.dtype)
+    forest = _compile(attrs)
+    how = _AGGREGATES[aggregate_function]
+    post = int(post_transform)
+
+    def run(X):
+        X = np.asarray(X)
+        if X.dtype not in (np.float32, np.float64, np.float16):
+            raise InvalidArgument(f"TreeEnsemble: X must be float, double or float16, got {X.dtype}")
+        x = X.reshape(1, -1) if X.ndim == 1 else X.reshape(X.shape[0], -1)
+        # thresholds are compared in X's own precision
+        xs = x.astype(np.float64)
+        acc = np.float64 if X.dtype == np.float64 else np.float32
+        scores, _ = forest.aggregate(xs, how, acc)
+        return apply_post(scores, post).astype(X.dtype)
+
+    return run
+
+
+tree_ensemble_5.prepare = _prepare
 
 
 @shape_rule("TreeEnsemble", domain="ai.onnx.ml")

@@ -11,7 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import FLOAT, label_elem, labels_of, logistic, num_labels, probit, rows_of
+from onyx.ops.ml._common import (
+    FLOAT,
+    POST_TRANSFORMS,
+    label_elem,
+    labels_of,
+    logistic,
+    num_labels,
+    probit,
+    rows_of,
+)
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
 from onyx.ops.ml.tree_ensemble_regressor import _acc_dtype
@@ -88,7 +97,8 @@ def classify(
     return out_labels, z.astype(np.float32)
 
 
-def _classify(X, attrs: dict):
+def _make(attrs: dict):
+    """The forest compiled once and the rest of the attributes resolved: ``X -> (labels, scores)``."""
     values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
     weights = _pick(attrs["class_weights"], attrs.get("class_weights_as_tensor"))
     base = _pick(attrs["base_values"], attrs.get("base_values_as_tensor"))
@@ -96,34 +106,71 @@ def _classify(X, attrs: dict):
         attrs["classlabels_int64s"], attrs["classlabels_strings"], "TreeEnsembleClassifier"
     )
     K = len(labels)
+    forest = compile_legacy(
+        attrs["nodes_treeids"],
+        attrs["nodes_nodeids"],
+        attrs["nodes_featureids"],
+        attrs["nodes_modes"],
+        values,
+        attrs["nodes_truenodeids"],
+        attrs["nodes_falsenodeids"],
+        attrs["nodes_missing_value_tracks_true"],
+        attrs["class_treeids"],
+        attrs["class_nodeids"],
+        attrs["class_ids"],
+        weights,
+        K,
+        "TreeEnsembleClassifier",
+    )
+    ids = np.asarray(attrs["class_ids"] if attrs["class_ids"] is not None else [], dtype=np.int64)
+    w = np.asarray(weights if weights is not None else [], dtype=np.float64)
+    binary_case = K == 2 and len(np.unique(ids)) == 1
+    all_positive = bool(np.all(w >= 0))
+    post = attrs["post_transform"]
+    wide = _acc_dtype(np.zeros(0, np.float32), attrs) == np.float64
+    nbase = 0 if base is None else len(base)
+    # the usual binary model (one score per leaf, all for class 0, at most one base value): every
+    # row's class-1 score is synthesised from its class-0 score; see classify
+    one_score = K == 2 and binary_case and len(ids) and not np.any(ids) and nbase <= 1
+    if one_score and post not in POST_TRANSFORMS:
+        one_score = False  # classify reports the unknown transform
+    base0 = float(np.asarray(base, dtype=np.float64)[0]) if nbase else None
 
-    def build():
-        forest = compile_legacy(
-            attrs["nodes_treeids"],
-            attrs["nodes_nodeids"],
-            attrs["nodes_featureids"],
-            attrs["nodes_modes"],
-            values,
-            attrs["nodes_truenodeids"],
-            attrs["nodes_falsenodeids"],
-            attrs["nodes_missing_value_tracks_true"],
-            attrs["class_treeids"],
-            attrs["class_nodeids"],
-            attrs["class_ids"],
-            weights,
-            K,
-            "TreeEnsembleClassifier",
-        )
-        ids = np.asarray(attrs["class_ids"] if attrs["class_ids"] is not None else [], dtype=np.int64)
-        w = np.asarray(weights if weights is not None else [], dtype=np.float64)
-        forest.binary_case = K == 2 and len(np.unique(ids)) == 1
-        forest.all_positive = bool(np.all(w >= 0))
-        return forest
+    def run(X):
+        acc = np.float64 if wide or np.asarray(X).dtype == np.float64 else np.float32
+        scores, has = forest.aggregate(prepare_x(X), "SUM", acc)
+        if not one_score:
+            return classify(scores, has, labels, is_str, base, post, binary_case, all_positive)
+        s = scores[:, 0]
+        if base0 is not None:
+            s = s + scores.dtype.type(base0)
+        pos = np.where(has[:, 0], s, 0.0)
+        positive = pos > scores.dtype.type(0.5) if all_positive else pos > 0
+        out_labels = labels[positive.view(np.int8)]
+        if post == "PROBIT":
+            z = np.stack([probit(s), np.zeros_like(s)], axis=1)
+        elif all_positive:
+            z = np.stack([1.0 - s, s], axis=1)
+        elif post == "LOGISTIC":
+            z = np.stack([logistic(-s), logistic(s)], axis=1)
+        else:
+            z = np.stack([-s, s], axis=1)
+        return out_labels, z.astype(np.float32)
 
-    forest = cached("TreeEnsembleClassifier", attrs, build)
-    scores, has = forest.aggregate(prepare_x(X), "SUM", _acc_dtype(X, attrs))
-    binary_case, all_positive = forest.binary_case, forest.all_positive
-    return classify(scores, has, labels, is_str, base, attrs["post_transform"], binary_case, all_positive)
+    return run
+
+
+def _classify(X, attrs: dict):
+    return cached("TreeEnsembleClassifier", attrs, lambda: _make(attrs))(X)
+
+
+_IGNORED = ("nodes_hitrates", "nodes_hitrates_as_tensor")
+
+
+def _prepare(**attrs):
+    for k in _IGNORED:
+        attrs.pop(k, None)
+    return _make(attrs)
 
 
 _COMMON = (
@@ -206,6 +253,10 @@ def tree_ensemble_classifier_3(
         nodes_values_as_tensor=nodes_values_as_tensor,
     )
     return _classify(X, attrs)
+
+
+tree_ensemble_classifier_1.prepare = _prepare
+tree_ensemble_classifier_3.prepare = _prepare
 
 
 @shape_rule("TreeEnsembleClassifier", domain="ai.onnx.ml")

@@ -25,43 +25,65 @@ def _acc_dtype(X, attrs: dict):
     return np.float32
 
 
-def _regress(X, attrs: dict):
+def _make(attrs: dict):
+    """The forest compiled once and the rest of the attributes resolved: ``X -> scores``."""
     values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
     weights = _pick(attrs["target_weights"], attrs.get("target_weights_as_tensor"))
     base = _pick(attrs["base_values"], attrs.get("base_values_as_tensor"))
     n_targets = attrs["n_targets"]
     if n_targets is None:
         n_targets = int(max(attrs["target_ids"] or [0])) + 1
-    forest = cached(
+    forest = compile_legacy(
+        attrs["nodes_treeids"],
+        attrs["nodes_nodeids"],
+        attrs["nodes_featureids"],
+        attrs["nodes_modes"],
+        values,
+        attrs["nodes_truenodeids"],
+        attrs["nodes_falsenodeids"],
+        attrs["nodes_missing_value_tracks_true"],
+        attrs["target_treeids"],
+        attrs["target_nodeids"],
+        attrs["target_ids"],
+        weights,
+        int(n_targets),
         "TreeEnsembleRegressor",
-        attrs,
-        lambda: compile_legacy(
-            attrs["nodes_treeids"],
-            attrs["nodes_nodeids"],
-            attrs["nodes_featureids"],
-            attrs["nodes_modes"],
-            values,
-            attrs["nodes_truenodeids"],
-            attrs["nodes_falsenodeids"],
-            attrs["nodes_missing_value_tracks_true"],
-            attrs["target_treeids"],
-            attrs["target_nodeids"],
-            attrs["target_ids"],
-            weights,
-            int(n_targets),
-            "TreeEnsembleRegressor",
-        ),
     )
-    acc = _acc_dtype(X, attrs)
-    scores, _ = forest.aggregate(prepare_x(X), attrs["aggregate_function"], acc)
+    how = attrs["aggregate_function"]
+    post = attrs["post_transform"]
+    # accumulation in float64 when a weight tensor is double, whatever X is
+    wide = _acc_dtype(np.zeros(0, np.float32), attrs) == np.float64
+    bases = {}
     if base is not None and len(base):
-        b = np.asarray(base, dtype=acc)
-        if b.size != scores.shape[1]:
-            raise InvalidArgument(
-                f"TreeEnsembleRegressor: {b.size} base_values for {scores.shape[1]} targets"
-            )
-        scores += b
-    return apply_post(scores, attrs["post_transform"]).astype(np.float32)
+        for acc in (np.float32, np.float64):
+            bases[acc] = np.asarray(base, dtype=acc)
+
+    def run(X):
+        acc = np.float64 if wide or np.asarray(X).dtype == np.float64 else np.float32
+        scores, _ = forest.aggregate(prepare_x(X), how, acc)
+        b = bases.get(acc)
+        if b is not None:
+            if b.size != scores.shape[1]:
+                raise InvalidArgument(
+                    f"TreeEnsembleRegressor: {b.size} base_values for {scores.shape[1]} targets"
+                )
+            scores += b
+        return apply_post(scores, post).astype(np.float32)
+
+    return run
+
+
+_IGNORED = ("nodes_hitrates", "nodes_hitrates_as_tensor")
+
+
+def _prepare(**attrs):
+    for k in _IGNORED:
+        attrs.pop(k, None)
+    return _make(attrs)
+
+
+def _regress(X, attrs: dict):
+    return cached("TreeEnsembleRegressor", attrs, lambda: _make(attrs))(X)
 
 
 @op("TreeEnsembleRegressor", domain="ai.onnx.ml", since=1, until=3)
@@ -122,6 +144,10 @@ def tree_ensemble_regressor_3(
     for k in ("X", "nodes_hitrates", "nodes_hitrates_as_tensor"):
         attrs.pop(k)
     return _regress(X, attrs)
+
+
+tree_ensemble_regressor_1.prepare = _prepare
+tree_ensemble_regressor_3.prepare = _prepare
 
 
 @shape_rule("TreeEnsembleRegressor", domain="ai.onnx.ml")
