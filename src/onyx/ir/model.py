@@ -204,15 +204,19 @@ class Node:
 
 
 class ValueInfoOverride:
-    """A graph's own ValueInfo for a value whose type was already given elsewhere (kept for round trips)."""
+    """A graph's own ValueInfo for a value whose type was already given elsewhere (kept for round trips).
 
-    __slots__ = ("type", "doc_string", "metadata_props", "unknown", "missing_type")
+    Graph.overrides maps (list kind, id(value)) to one of these; ``value`` guards against id reuse.
+    """
 
-    def __init__(self, type, doc_string, metadata_props, unknown):
+    __slots__ = ("type", "doc_string", "metadata_props", "unknown", "value")
+
+    def __init__(self, type, doc_string, metadata_props, unknown, value=None):
         self.type = type
         self.doc_string = doc_string
         self.metadata_props = metadata_props
         self.unknown = unknown
+        self.value = value
 
 
 class Graph:
@@ -249,7 +253,7 @@ class Graph:
         self.parent: Node | None = None
         self.unknown: list[bytes] = []
         self.explicit: frozenset[str] = frozenset()
-        self.overrides: dict[tuple[str, int], ValueInfoOverride] = {}
+        self.overrides: dict[tuple[str, int], ValueInfoOverride] = {}  # (kind, id(value)) -> info
         self.load_issues: list[str] = []  # problems seen while decoding (duplicates...), for the checker
         self.outer_refs: set[str] = set()
 
@@ -269,6 +273,11 @@ class Graph:
         node.detach()
         self.nodes.remove(node)
         node.graph = None
+
+    def override_for(self, kind: str, v: Value) -> ValueInfoOverride | None:
+        """This graph's own ValueInfo for ``v`` in its ``kind`` list ('input', 'output', 'value_info')."""
+        ov = self.overrides.get((kind, id(v)))
+        return ov if ov is not None and ov.value is v else None
 
     def add_initializer(self, value: Value) -> Value:
         self.initializers[value.name] = value

@@ -273,23 +273,11 @@ class Ctx:
         self.drop_value_info(unused)
 
     def drop_value_info(self, values: Iterable[Value]) -> None:
-        """Remove ``values`` from the graph's value_info, keeping the positional overrides in step."""
+        """Remove ``values`` from the graph's value_info (overrides are keyed by value, not position)."""
         ids = {id(v) for v in values}
         g = self.graph
-        if not any(id(v) in ids for v in g.value_info):
-            return
-        keep, moved = [], {}
-        for i, v in enumerate(g.value_info):
-            if id(v) in ids:
-                continue
-            ov = g.overrides.get(("value_info", i))
-            if ov is not None:
-                moved[("value_info", len(keep))] = ov
-            keep.append(v)
-        for k in [k for k in g.overrides if k[0] == "value_info"]:
-            del g.overrides[k]
-        g.overrides.update(moved)
-        g.value_info[:] = keep
+        if any(id(v) in ids for v in g.value_info):
+            g.value_info[:] = [v for v in g.value_info if id(v) not in ids]
 
     def new_const(self, array: np.ndarray, hint: str) -> Value:
         """A new constant with a fresh name: an initializer, or (in a function body, which has

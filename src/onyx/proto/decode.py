@@ -596,7 +596,7 @@ def _apply_info(g: Graph, kind: str, idx: int, v: Value, info, fresh: bool) -> N
             return
     same = _type_bytes(v.type) == _type_bytes(typ) and v.doc_string == doc and v.metadata_props == meta
     if not (same and v.unknown == unknown):
-        g.overrides[(kind, idx)] = ValueInfoOverride(typ, doc, meta, unknown)
+        g.overrides[(kind, id(v))] = ValueInfoOverride(typ, doc, meta, unknown, v)
 
 
 def _type_bytes(t: TypeBase | None) -> bytes | None:
@@ -726,7 +726,8 @@ def decode_graph(ctx: Ctx, span: tuple[int, int], outer: Scope | None) -> Graph:
 def _resolve(g: Graph, scope: Scope, name: str, what: str) -> Value:
     v = scope.get(name)
     if v is None:
-        g.load_issues.append(f"{what} {name!r} is not defined in the graph")
+        if what != "value_info":  # a stale value_info entry is harmless; onnxruntime writes some
+            g.load_issues.append(f"{what} {name!r} is not defined in the graph")
         v = Value(name)
         scope.local[name] = v
     elif name not in scope.local:

@@ -348,13 +348,12 @@ def encode_graph(g: Graph, hook: ExternalHook | None = None) -> Writer:
         if v.const is not None and not isinstance(v.const, SparseTensor):
             w.message(5, encode_tensor(v.const, hook))
     _opt_str(w, 10, g.doc_string)
-    ov = g.overrides
-    for i, v in enumerate(g.inputs):
-        w.message(11, encode_value_info(v, ov.get(("input", i))))
-    for i, v in enumerate(g.outputs):
-        w.message(12, encode_value_info(v, ov.get(("output", i))))
-    for i, v in enumerate(g.value_info):
-        w.message(13, encode_value_info(v, ov.get(("value_info", i))))
+    for v in g.inputs:
+        w.message(11, encode_value_info(v, g.override_for("input", v)))
+    for v in g.outputs:
+        w.message(12, encode_value_info(v, g.override_for("output", v)))
+    for v in g.value_info:
+        w.message(13, encode_value_info(v, g.override_for("value_info", v)))
     for b in g.quantization_annotation:
         w.bytes_(14, b)
     for v in g.initializers.values():
@@ -384,9 +383,8 @@ def encode_function(f: Function, hook: ExternalHook | None = None) -> Writer:
         w.string(10, f.domain)
     for a in f.attribute_protos:
         w.message(11, encode_attribute(a, hook))
-    ov = f.graph.overrides
-    for i, v in enumerate(f.value_info):
-        w.message(12, encode_value_info(v, ov.get(("value_info", i))))
+    for v in f.value_info:
+        w.message(12, encode_value_info(v, f.graph.override_for("value_info", v)))
     _opt_str(w, 13, f.overload)
     _entries(w, 14, f.metadata_props)
     _unknown(w, f.unknown)

@@ -7,7 +7,7 @@ import numpy as np
 from onyx.ops.nn._common import back, check_unidirectional
 from onyx.ops.nn._norm import norm_axis, standardize_rows, stash_dtype
 from onyx.ops.nn._shapes import layer_norm_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.registry import op, register, shape_rule
 
 
 @op("LayerNormalization", since=17)
@@ -40,5 +40,9 @@ def layer_normalization(X, Scale, B=None, *, axis=-1, epsilon=1e-5, stash_type=1
     outs = (y, mean.reshape(stat_shape).astype(u, copy=False), inv.reshape(stat_shape).astype(u, copy=False))
     return outs[:_num_outputs]
 
+
+# onnxruntime writes LayerNormalization (its contrib kernel, same semantics) into optimized models of any
+# opset, so the kernel also answers below opset 17, where the ONNX domain has no such operator yet
+register("LayerNormalization", layer_normalization, since=1, until=17)
 
 shape_rule("LayerNormalization")(layer_norm_rule)
