@@ -148,6 +148,20 @@ class InferenceSession:
         self._defaults = [v.const.numpy() if v.const is not None else None for v in g.inputs]
         # an input of optional type may be left out: it is then an empty optional (as in onnxruntime)
         self._required = {v.name for v in self._feed_values if not isinstance(v.type, OptionalType)}
+        self._all_outputs = list(range(len(g.outputs)))
+        # feeds that need no conversion: name -> (input index, dtype, rank, fixed dims as (axis, size))
+        self._plain_feeds: dict[str, tuple] = {}
+        for name, i in self._input_index.items():
+            t = g.inputs[i].type
+            if not isinstance(t, TensorType) or not t.elem_type or t.shape is None:
+                continue
+            try:
+                dt = DataType(t.elem_type).numpy_dtype
+            except (ValueError, OnyxError):
+                continue
+            if dt != np.dtype(object):
+                fixed = tuple((a, d) for a, d in enumerate(t.shape.dims) if isinstance(d, int) and d >= 0)
+                self._plain_feeds[name] = (i, dt, len(t.shape.dims), fixed)
 
     # -- introspection ------------------------------------------------------------------------
     def get_inputs(self) -> list[NodeArg]:
@@ -198,7 +212,7 @@ class InferenceSession:
                 f"input_feed must be a dict of input name -> value, got {type(input_feed).__name__}"
             )
         if not output_names:  # None or [] (as in onnxruntime): every output
-            out_idx = list(range(len(self._outputs)))
+            out_idx = self._all_outputs
         else:
             if isinstance(output_names, str):
                 raise InvalidArgument("output_names must be a list of names (or None), not a string")
@@ -212,7 +226,19 @@ class InferenceSession:
                 out_idx.append(i)
         inputs = list(self._defaults)
         fed_roots: set[int] = set()
+        plain = self._plain_feeds
         for name, value in input_feed.items():
+            spec = plain.get(name)
+            if (
+                spec is not None
+                and type(value) is np.ndarray
+                and value.dtype == spec[1]
+                and value.ndim == spec[2]
+                and all(value.shape[a] == d for a, d in spec[3])
+            ):
+                inputs[spec[0]] = value  # the common case: the right dtype and shape, nothing to convert
+                fed_roots.add(id(_owner(value)))
+                continue
             i = self._input_index.get(name)
             if i is None:
                 raise InvalidArgument(

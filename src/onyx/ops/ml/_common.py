@@ -65,6 +65,21 @@ def logistic(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
+def logistic_pair(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """out[:, 0] = logistic(-x), out[:, 1] = logistic(x), each exactly as :func:`logistic` computes it,
+    sharing the exponential."""
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    d = 1.0 + e
+    a = 1.0 / d
+    b = np.divide(e, d, out=e)
+    pos = x >= 0
+    out[:, 1] = np.where(pos, a, b)
+    out[:, 0] = np.where(pos, b, a)
+    return out
+
+
 def softmax(x: np.ndarray) -> np.ndarray:
     m = x.max(axis=1, keepdims=True) if x.shape[1] else 0
     e = np.exp(x - m)

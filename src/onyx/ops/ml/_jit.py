@@ -14,43 +14,33 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def forest_sum(
-    X,
-    roots,
-    feature,
-    threshold,
-    mode,
-    single_mode,
-    true_next,
-    false_next,
-    missing_true,
-    any_missing,
-    is_leaf,
-    leaf_id,
-    W,
-    H,
-    scores,
-    has,
-    limit,
+    X, roots, packed, mode, single_mode, missing_true, any_missing, leaf_id, W, H, scores, has, limit
 ):  # pragma: no cover - compiled
-    """Walk every (row, tree) pair to its leaf and add the leaf's weights in tree order.
+    """Walk every (row, tree) pair to its leaf and add the leaf's weights, trees in order.
 
-    Modes: 0 LEQ, 1 LT, 2 GTE, 3 GT, 4 EQ, 5 NEQ (BRANCH_MEMBER is left to numpy). Returns 0, or -1
-    when a walk takes more than ``limit`` steps (a cycle).
+    ``packed`` holds one row per node: threshold, feature (-1 for a leaf), true and false successor,
+    so that a step touches one cache line. Modes: 0 LEQ, 1 LT, 2 GTE, 3 GT, 4 EQ, 5 NEQ
+    (BRANCH_MEMBER is left to numpy). Trees are the outer loop: a tree's nodes stay in cache for all
+    the rows. Returns 0, or -1 when a walk takes more than ``limit`` steps (a cycle).
     """
     N = X.shape[0]
     T = roots.shape[0]
     K = W.shape[1]
-    for n in range(N):
-        for t in range(T):
-            node = roots[t]
+    for t in range(T):
+        root = roots[t]
+        for n in range(N):
+            node = root
             steps = 0
-            while not is_leaf[node]:
+            while True:
+                f = int(packed[node, 1])
+                if f < 0:
+                    break
                 steps += 1
                 if steps > limit:
                     return -1
-                v = X[n, feature[node]]
+                v = X[n, f]
+                thr = packed[node, 0]
                 m = single_mode if single_mode >= 0 else mode[node]
-                thr = threshold[node]
                 if m == 0:
                     c = v <= thr
                 elif m == 1:
@@ -65,7 +55,7 @@ def forest_sum(
                     c = v != thr
                 if any_missing and missing_true[node] and np.isnan(v):
                     c = True
-                node = true_next[node] if c else false_next[node]
+                node = int(packed[node, 2]) if c else int(packed[node, 3])
             lf = leaf_id[node]
             for k in range(K):
                 if H[lf, k]:
@@ -121,3 +111,36 @@ def couple_probabilities(r, k):  # pragma: no cover - compiled
         for t in range(k):
             out[row, t] = p[t]
     return out
+
+
+@njit(cache=True, nogil=True)
+def ovo_probabilities(dec, pi, pj, pa, pb, k):  # pragma: no cover - compiled
+    """From one-vs-one decisions (N, pairs): the voted class index per row, and the Platt-scaled
+    pairwise probabilities coupled into class probabilities (N, k); see svm_classifier."""
+    n, npairs = dec.shape
+    winner = np.zeros(n, dtype=np.int64)
+    r = np.zeros((n, k, k))
+    votes = np.zeros(k, dtype=np.int64)
+    for row in range(n):
+        votes[:] = 0
+        for p in range(npairs):
+            d = dec[row, p]
+            if d > 0:
+                votes[pi[p]] += 1
+            else:
+                votes[pj[p]] += 1
+            f = d * pa[p] + pb[p]
+            e = np.exp(-abs(f))
+            q = (e if f >= 0 else 1.0) / (1.0 + e)
+            if q < 1e-7:
+                q = 1e-7
+            elif q > 1 - 1e-7:
+                q = 1 - 1e-7
+            r[row, pi[p], pj[p]] = q
+            r[row, pj[p], pi[p]] = 1 - q
+        best = 0
+        for c in range(1, k):
+            if votes[c] > votes[best]:
+                best = c
+        winner[row] = best
+    return winner, couple_probabilities(r, k)

@@ -229,21 +229,24 @@ class Forest:
         W = self._dense.get(dtype)
         if W is None:
             W = self._dense[dtype] = np.ascontiguousarray(self.weights, dtype=dtype)
-            self._is_leaf_c = np.ascontiguousarray(self.is_leaf)
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            packed = np.empty((len(self.feature), 4))
+            packed[:, 0] = self.threshold
+            packed[:, 1] = np.where(self.is_leaf, -1, self.feature)
+            packed[:, 2] = self.true_next
+            packed[:, 3] = self.false_next
+            self._packed = packed
         scores = np.zeros((N, self.n_targets), dtype=dtype)
         has = np.zeros((N, self.n_targets), dtype=bool)
         rc = jit.forest_sum(
             np.ascontiguousarray(X, dtype=np.float64),
             self.roots,
-            self.feature,
-            self.threshold,
+            packed,
             self.mode,
             -1 if self.single_mode is None else self.single_mode,
-            self.true_next,
-            self.false_next,
             self.missing_true,
             self.any_missing_true,
-            self._is_leaf_c,
             self.leaf_id,
             W,
             self.has_weight,

@@ -24,6 +24,62 @@ from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.registry import op, shape_rule
 
 
+def _prepare(
+    *,
+    classlabels_ints=None,
+    classlabels_strings=None,
+    coefficients,
+    intercepts=None,
+    multi_class=0,
+    post_transform="NONE",
+):
+    """Labels and weights built once: ``X -> (labels, scores)``."""
+    labels, _ = labels_of(classlabels_ints, classlabels_strings, "LinearClassifier")
+    coef = np.asarray(coefficients, dtype=np.float32)
+    bias = np.asarray(intercepts, dtype=np.float32) if intercepts else None
+    by_features: dict[int, tuple] = {}  # F -> (rows C, transposed weights (F, C))
+
+    def weights(F: int) -> tuple:
+        if F == 0 or coef.size % F:
+            raise InvalidArgument(
+                f"LinearClassifier: {coef.size} coefficients do not split into rows of {F} features"
+            )
+        C = coef.size // F
+        if bias is not None and bias.size != C:
+            raise InvalidArgument(f"LinearClassifier: {bias.size} intercepts for {C} coefficient rows")
+        if C == 1 and len(labels) != 2:
+            raise InvalidArgument(
+                f"LinearClassifier: one coefficient row (binary) needs 2 class labels, got {len(labels)}"
+            )
+        if C != 1 and len(labels) != C:
+            raise InvalidArgument(f"LinearClassifier: {len(labels)} class labels for {C} coefficient rows")
+        w = by_features[F] = (C, np.ascontiguousarray(coef.reshape(C, F).T))
+        return w
+
+    def run(X):
+        x = as_2d(as_float(X))
+        C, wt = by_features.get(x.shape[1]) or weights(x.shape[1])
+        scores = x.astype(np.float32, copy=False) @ wt
+        if bias is not None:
+            scores += bias
+        scores = scores.astype(np.float64)
+        if C == 1:
+            s = scores[:, 0]
+            y = labels[(s > 0).view(np.int8)]
+            if post_transform == "LOGISTIC":
+                p = logistic(s)
+                z = np.stack([1.0 - p, p], axis=1)
+            elif post_transform == "PROBIT":
+                z = np.stack([probit(s), probit(1.0 - s)], axis=1)
+            else:
+                z = np.stack([1.0 - s, s], axis=1)
+            return y, z.astype(np.float32)
+        y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
+        return y, apply_post(scores, post_transform).astype(np.float32)
+
+    return run
+
+
 @op("LinearClassifier", domain="ai.onnx.ml", since=1)
 def linear_classifier_1(
     X,
@@ -35,41 +91,12 @@ def linear_classifier_1(
     multi_class=0,
     post_transform="NONE",
 ):
-    x = as_2d(as_float(X))
-    labels, _ = labels_of(classlabels_ints, classlabels_strings, "LinearClassifier")
-    coef = np.asarray(coefficients, dtype=np.float32)
-    F = x.shape[1]
-    if F == 0 or coef.size % F:
-        raise InvalidArgument(
-            f"LinearClassifier: {coef.size} coefficients do not split into rows of {F} features"
-        )
-    C = coef.size // F
-    scores = x.astype(np.float32, copy=False) @ coef.reshape(C, F).T
-    if intercepts:
-        b = np.asarray(intercepts, dtype=np.float32)
-        if b.size != C:
-            raise InvalidArgument(f"LinearClassifier: {b.size} intercepts for {C} coefficient rows")
-        scores = scores + b
-    scores = scores.astype(np.float64)
-    if C == 1:
-        if len(labels) != 2:
-            raise InvalidArgument(
-                f"LinearClassifier: one coefficient row (binary) needs 2 class labels, got {len(labels)}"
-            )
-        s = scores[:, 0]
-        y = labels[np.where(s > 0, 1, 0)]
-        if post_transform == "LOGISTIC":
-            p = logistic(s)
-            z = np.stack([1.0 - p, p], axis=1)
-        elif post_transform == "PROBIT":
-            z = np.stack([probit(s), probit(1.0 - s)], axis=1)
-        else:
-            z = np.stack([1.0 - s, s], axis=1)
-        return y, z.astype(np.float32)
-    if len(labels) != C:
-        raise InvalidArgument(f"LinearClassifier: {len(labels)} class labels for {C} coefficient rows")
-    y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
-    return y, apply_post(scores, post_transform).astype(np.float32)
+    loc = locals()
+    del loc["X"]
+    return _prepare(**loc)(X)
+
+
+linear_classifier_1.prepare = _prepare
 
 
 @shape_rule("LinearClassifier", domain="ai.onnx.ml")

@@ -9,22 +9,36 @@ from onyx.ops.ml._common import FLOAT, as_float
 from onyx.ops.registry import op, shape_rule
 
 
+def _prepare(*, norm="MAX"):
+    """``X -> X / norm(X)`` per row, the norm chosen once."""
+    if norm not in ("MAX", "L1", "L2"):
+        raise InvalidArgument(f"Normalizer: norm must be MAX, L1 or L2, got {norm!r}")
+
+    def run(X):
+        X = as_float(X)
+        shape = X.shape
+        x = X.reshape(1, -1) if X.ndim <= 1 else X
+        if norm == "MAX":
+            d = x.max(axis=-1, keepdims=True) if x.shape[-1] else np.ones(x.shape[:-1] + (1,), x.dtype)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = x / d
+        else:
+            if norm == "L1":
+                d = np.abs(x).sum(axis=-1, keepdims=True)
+            else:
+                d = np.sqrt((x * x).sum(axis=-1, keepdims=True))
+            y = np.divide(x, d, out=np.zeros_like(x), where=d != 0)
+        return y.reshape(shape).astype(np.float32, copy=False)
+
+    return run
+
+
 @op("Normalizer", domain="ai.onnx.ml", since=1)
 def normalizer_1(X, *, norm="MAX"):
-    X = as_float(X)
-    shape = X.shape
-    x = X.reshape(1, -1) if X.ndim <= 1 else X
-    if norm == "MAX":
-        d = x.max(axis=-1, keepdims=True) if x.shape[-1] else np.ones(x.shape[:-1] + (1,), x.dtype)
-    elif norm == "L1":
-        d = np.abs(x).sum(axis=-1, keepdims=True)
-    elif norm == "L2":
-        d = np.sqrt((x * x).sum(axis=-1, keepdims=True))
-    else:
-        raise InvalidArgument(f"Normalizer: norm must be MAX, L1 or L2, got {norm!r}")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        y = np.divide(x, d, out=np.zeros_like(x), where=d != 0) if norm != "MAX" else x / d
-    return y.reshape(shape).astype(np.float32, copy=False)
+    return _prepare(norm=norm)(X)
+
+
+normalizer_1.prepare = _prepare
 
 
 @shape_rule("Normalizer", domain="ai.onnx.ml")

@@ -9,19 +9,34 @@ from onyx.ops.ml._common import FLOAT, as_float
 from onyx.ops.registry import op, shape_rule
 
 
-@op("Scaler", domain="ai.onnx.ml", since=1)
-def scaler_1(X, *, offset=None, scale=None):
-    X = as_float(X)
+def _prepare(*, offset=None, scale=None):
+    """offset and scale as arrays once: ``X -> (X - offset) * scale``."""
     off = np.asarray(offset if offset else [0.0], dtype=np.float32)
     sc = np.asarray(scale if scale else [1.0], dtype=np.float32)
-    for name, v in (("offset", off), ("scale", sc)):
-        if v.size > 1 and (X.ndim == 0 or X.shape[-1] != v.size):
-            raise InvalidArgument(f"Scaler: {name} has {v.size} values for input of shape {X.shape}")
+    sizes = [(name, v.size) for name, v in (("offset", off), ("scale", sc)) if v.size > 1]
     if off.size == 1:
         off = off.reshape(())
     if sc.size == 1:
         sc = sc.reshape(())
-    return ((X - off) * sc).astype(np.float32, copy=False)
+
+    def run(X):
+        X = as_float(X)
+        for name, size in sizes:
+            if X.ndim == 0 or X.shape[-1] != size:
+                raise InvalidArgument(f"Scaler: {name} has {size} values for input of shape {X.shape}")
+        y = X - off
+        y *= sc
+        return y.astype(np.float32, copy=False)
+
+    return run
+
+
+@op("Scaler", domain="ai.onnx.ml", since=1)
+def scaler_1(X, *, offset=None, scale=None):
+    return _prepare(offset=offset, scale=scale)(X)
+
+
+scaler_1.prepare = _prepare
 
 
 @shape_rule("Scaler", domain="ai.onnx.ml")

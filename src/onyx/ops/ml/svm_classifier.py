@@ -11,6 +11,7 @@ from onyx.ops.ml._common import (
     as_2d,
     as_float,
     features_of,
+    jit_module,
     label_elem,
     labels_of,
     num_labels,
@@ -118,6 +119,7 @@ def _prepare(
     pb = np.asarray(prob_b or [], dtype=np.float64)
     if pa.size and (pa.size != P or pb.size != P):
         raise InvalidArgument(f"SVMClassifier: prob_a/prob_b need {P} values")
+    jit = jit_module() if pa.size else None
 
     def kernel_svm(X):
         x = as_2d(as_float(X)).astype(np.float64)
@@ -128,6 +130,9 @@ def _prepare(
             )
         dec = kern(x) @ pair_coef
         dec += rho_
+        if jit is not None and N:
+            idx, probs = jit.ovo_probabilities(dec, pi, pj, pa, pb, K)
+            return labels[idx], apply_post(probs, post).astype(np.float32)
         win = dec > 0
         votes = win @ win_i + ~win @ win_j
         # the label comes from the one-vs-one votes (as libsvm's predict), also with probabilities
@@ -137,7 +142,10 @@ def _prepare(
             q = np.clip(sigmoid_predict(dec, pa, pb), 1e-7, 1 - 1e-7)
             r[:, pi, pj] = q
             r[:, pj, pi] = 1 - q
-            probs = couple_rows(r, K) if N <= _FEW_ROWS else couple_probabilities(r, K)
+            if N <= _FEW_ROWS:
+                probs = couple_rows(r, K)
+            else:
+                probs = couple_probabilities(r, K)
             return y, apply_post(probs, post).astype(np.float32)
         if K == 2:
             s = dec[:, 0]
@@ -147,7 +155,7 @@ def _prepare(
     return kernel_svm
 
 
-_FEW_ROWS = 16  # up to this many rows the probability coupling runs in Python floats
+_FEW_ROWS = 4  # up to this many rows the probability coupling runs in Python floats
 
 
 @op("SVMClassifier", domain="ai.onnx.ml", since=1)

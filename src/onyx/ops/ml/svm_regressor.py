@@ -7,8 +7,53 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.ml._common import FLOAT, as_2d, as_float, rows_of
 from onyx.ops.ml._common import post_transform as apply_post
-from onyx.ops.ml._svm import kernel_matrix
+from onyx.ops.ml._svm import kernel_function
 from onyx.ops.registry import op, shape_rule
+
+
+def _prepare(
+    *,
+    coefficients=None,
+    kernel_params=None,
+    kernel_type="LINEAR",
+    n_supports=0,
+    one_class=0,
+    post_transform="NONE",
+    rho=None,
+    support_vectors=None,
+):
+    """Support vectors and coefficients as arrays once: ``X -> scores``."""
+    coef = np.asarray(coefficients or [], dtype=np.float64)
+    r = float(rho[0]) if rho else 0.0
+    sv = np.asarray(support_vectors or [], dtype=np.float64)
+    kernels: dict[int, object] = {}
+
+    def run(X):
+        x = as_2d(as_float(X)).astype(np.float64)
+        F = x.shape[1]
+        if n_supports > 0:
+            kern = kernels.get(F)
+            if kern is None:
+                if sv.size != n_supports * F:
+                    raise InvalidArgument(
+                        f"SVMRegressor: {sv.size} support vector values for {n_supports} x {F} features"
+                    )
+                if coef.size != n_supports:
+                    raise InvalidArgument(
+                        f"SVMRegressor: {coef.size} coefficients for {n_supports} support vectors"
+                    )
+                kern = kernels[F] = kernel_function(sv.reshape(n_supports, F), kernel_type, kernel_params)
+            y = kern(x) @ coef + r
+        else:
+            if coef.size != F:
+                raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {F} features (linear)")
+            y = x @ coef + r
+        if one_class:
+            y = np.where(y > 0, 1.0, -1.0)
+        y = y.reshape(-1, 1)
+        return apply_post(y, post_transform).astype(np.float32)
+
+    return run
 
 
 @op("SVMRegressor", domain="ai.onnx.ml", since=1)
@@ -24,27 +69,12 @@ def svm_regressor_1(
     rho=None,
     support_vectors=None,
 ):
-    x = as_2d(as_float(X)).astype(np.float64)
-    F = x.shape[1]
-    coef = np.asarray(coefficients or [], dtype=np.float64)
-    r = float(rho[0]) if rho else 0.0
-    if n_supports > 0:
-        sv = np.asarray(support_vectors or [], dtype=np.float64)
-        if sv.size != n_supports * F:
-            raise InvalidArgument(
-                f"SVMRegressor: {sv.size} support vector values for {n_supports} x {F} features"
-            )
-        if coef.size != n_supports:
-            raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {n_supports} support vectors")
-        y = kernel_matrix(x, sv.reshape(n_supports, F), kernel_type, kernel_params) @ coef + r
-    else:
-        if coef.size != F:
-            raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {F} features (linear)")
-        y = x @ coef + r
-    if one_class:
-        y = np.where(y > 0, 1.0, -1.0)
-    y = y.reshape(-1, 1)
-    return apply_post(y, post_transform).astype(np.float32)
+    loc = locals()
+    del loc["X"]
+    return _prepare(**loc)(X)
+
+
+svm_regressor_1.prepare = _prepare
 
 
 @shape_rule("SVMRegressor", domain="ai.onnx.ml")

@@ -17,6 +17,7 @@ from onyx.ops.ml._common import (
     label_elem,
     labels_of,
     logistic,
+    logistic_pair,
     num_labels,
     probit,
     rows_of,
@@ -135,6 +136,8 @@ def _make(attrs: dict):
     if one_score and post not in POST_TRANSFORMS:
         one_score = False  # classify reports the unknown transform
     base0 = float(np.asarray(base, dtype=np.float64)[0]) if nbase else None
+    # every leaf scores class 0: each row has a score (no 'unscored' rows to report as 0)
+    scored = bool(len(forest.roots)) and bool(forest.has_weight[:, 0].all()) if one_score else False
 
     def run(X):
         acc = np.float64 if wide or np.asarray(X).dtype == np.float64 else np.float32
@@ -144,18 +147,22 @@ def _make(attrs: dict):
         s = scores[:, 0]
         if base0 is not None:
             s = s + scores.dtype.type(base0)
-        pos = np.where(has[:, 0], s, 0.0)
+        pos = s if scored else np.where(has[:, 0], s, 0.0)
         positive = pos > scores.dtype.type(0.5) if all_positive else pos > 0
         out_labels = labels[positive.view(np.int8)]
+        z = np.empty((len(s), 2), dtype=s.dtype)
         if post == "PROBIT":
-            z = np.stack([probit(s), np.zeros_like(s)], axis=1)
+            z[:, 0] = probit(s)
+            z[:, 1] = 0
         elif all_positive:
-            z = np.stack([1.0 - s, s], axis=1)
+            np.subtract(1.0, s, out=z[:, 0])
+            z[:, 1] = s
         elif post == "LOGISTIC":
-            z = np.stack([logistic(-s), logistic(s)], axis=1)
+            logistic_pair(s, z)
         else:
-            z = np.stack([-s, s], axis=1)
-        return out_labels, z.astype(np.float32)
+            np.negative(s, out=z[:, 0])
+            z[:, 1] = s
+        return out_labels, z.astype(np.float32, copy=False)
 
     return run
 

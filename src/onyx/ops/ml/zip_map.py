@@ -10,19 +10,32 @@ from onyx.ops.ml._common import FLOAT, INT64, STRING, to_str_list
 from onyx.ops.registry import op, shape_rule
 
 
-@op("ZipMap", domain="ai.onnx.ml", since=1)
-def zip_map_1(X, *, classlabels_int64s=None, classlabels_strings=None):
-    X = np.asarray(X, dtype=np.float32)
+def _prepare(*, classlabels_int64s=None, classlabels_strings=None):
+    """The labels converted once: ``X -> [ {label: score} per row ]``."""
     if classlabels_strings:
         labels = to_str_list(classlabels_strings)
     elif classlabels_int64s:
         labels = [int(v) for v in classlabels_int64s]
     else:
         raise InvalidArgument("ZipMap: classlabels_int64s or classlabels_strings must be given")
-    x = X.reshape(1, -1) if X.ndim == 1 else X
-    if x.ndim != 2 or x.shape[1] != len(labels):
-        raise InvalidArgument(f"ZipMap: input shape {X.shape} does not match {len(labels)} class labels")
-    return [dict(zip(labels, row)) for row in x.tolist()]
+    k = len(labels)
+
+    def run(X):
+        X = np.asarray(X, dtype=np.float32)
+        x = X.reshape(1, -1) if X.ndim == 1 else X
+        if x.ndim != 2 or x.shape[1] != k:
+            raise InvalidArgument(f"ZipMap: input shape {X.shape} does not match {k} class labels")
+        return [dict(zip(labels, row)) for row in x.tolist()]
+
+    return run
+
+
+@op("ZipMap", domain="ai.onnx.ml", since=1)
+def zip_map_1(X, *, classlabels_int64s=None, classlabels_strings=None):
+    return _prepare(classlabels_int64s=classlabels_int64s, classlabels_strings=classlabels_strings)(X)
+
+
+zip_map_1.prepare = _prepare
 
 
 @shape_rule("ZipMap", domain="ai.onnx.ml")
