@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -214,18 +215,62 @@ def blas_single_threaded() -> bool:
 GEMM_SPLIT_MACS = 1 << 23
 
 
-def matmul_2d(a, b, out, threads: int) -> None:
-    """``out[...] = a @ b`` for 2-D operands, split over ``threads`` threads along out's longer axis
-    when BLAS is single-threaded and the product is big enough; else one BLAS call."""
-    m, k = a.shape
-    n = b.shape[1]
-    if threads <= 1 or m * n * k < GEMM_SPLIT_MACS or not blas_single_threaded():
-        import numpy as np
-
-        np.matmul(a, b, out=out)
-        return
+def matmul(a, b, out=None, threads: int | None = None):
+    """``np.matmul(a, b, out=out)``, split over ``threads`` threads (default: the intra-op default)
+    when BLAS is single-threaded, the operands are float arrays of rank >= 2 and the product is big
+    enough: over rows of the flattened ``a`` (or columns of ``b``) when ``b`` is a matrix, else over
+    the first batch axis longer than 1. Returns the result (``out`` when given)."""
     import numpy as np
 
+    threads = intra_op_threads() if threads is None else threads
+    if (
+        threads <= 1
+        or a.ndim < 2
+        or b.ndim < 2
+        or a.dtype != b.dtype
+        or a.dtype.kind != "f"
+        or a.shape[-1] != b.shape[-2]
+    ):
+        return np.matmul(a, b, out=out)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if math.prod(batch) * m * n * k < GEMM_SPLIT_MACS or not blas_single_threaded():
+        return np.matmul(a, b, out=out)
+    shape = batch + (m, n)
+    if out is None:
+        out = np.empty(shape, dtype=np.result_type(a, b))
+    elif out.shape != shape:
+        return np.matmul(a, b, out=out)
+    if b.ndim == 2 and out.flags.c_contiguous:
+        a2 = a.reshape(-1, k)
+        _matmul_2d(a2, b, out.reshape(-1, n), threads)
+        return out
+    axis = next((i for i, d in enumerate(batch) if d > 1), None)
+    if axis is None:
+        return np.matmul(a, b, out=out)
+    parts = split_ranges(batch[axis], 2 * threads)
+
+    def cut(x, lo, hi):
+        ax = axis - (len(batch) - (x.ndim - 2))
+        if ax < 0 or x.shape[ax] == 1:
+            return x
+        return x[(slice(None),) * ax + (slice(lo, hi),)]
+
+    def task(i: int) -> None:
+        lo, hi = parts[i]
+        np.matmul(cut(a, lo, hi), cut(b, lo, hi), out=out[(slice(None),) * axis + (slice(lo, hi),)])
+
+    parallel_for(task, len(parts), threads)
+    return out
+
+
+def _matmul_2d(a, b, out, threads: int) -> None:
+    """``out[...] = a @ b`` for 2-D operands, split along out's longer axis."""
+    import numpy as np
+
+    m = a.shape[0]
+    n = b.shape[1]
     pieces = 2 * threads
     if n >= m:
         parts = split_ranges(n, pieces, 64)

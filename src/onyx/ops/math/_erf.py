@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
+
 # (centre, coefficients of increasing degree)
 _S64 = (
     0.5,
@@ -178,23 +180,35 @@ def _blocked(f, x, dt, gelu=False):
     n = xf.size
     out = np.empty(n, dt)
     b = min(n, BLOCK_BYTES // dt.itemsize)
-    t, s, y = np.empty(b, dt), np.empty(b, dt), np.empty(b, dt)
-    small = np.empty(b, np.bool_)
-    w = np.empty(b, dt) if gelu else None
     half = dt.type(0.5)
-    for i in range(0, n, b):
-        j = min(i + b, n)
-        k = j - i
-        if gelu:  # 0.5 * x * (1 + erf(x / sqrt(2))), fused per block
-            xb = xf[i:j]
-            z = np.multiply(xb, dt.type(_SQRT_HALF), out=w[:k])
-            r = f(z, out[i:j], t[:k], s[:k], y[:k], small[:k])
-            r += 1
-            r *= xb
-            r *= half
-        else:
-            f(xf[i:j], out[i:j], t[:k], s[:k], y[:k], small[:k])
+    nblocks = -(-n // b) if n else 0
+    threads = intra_op_threads() if nblocks >= PARALLEL_BLOCKS else 1
+    parts = split_ranges(nblocks, 4 * threads) if threads > 1 else [(0, nblocks)]
+
+    def run(part: int) -> None:
+        t, s, y = np.empty(b, dt), np.empty(b, dt), np.empty(b, dt)
+        small = np.empty(b, np.bool_)
+        w = np.empty(b, dt) if gelu else None
+        lo, hi = parts[part]
+        for i in range(lo * b, min(hi * b, n), b):
+            j = min(i + b, n)
+            k = j - i
+            if gelu:  # 0.5 * x * (1 + erf(x / sqrt(2))), fused per block
+                xb = xf[i:j]
+                z = np.multiply(xb, dt.type(_SQRT_HALF), out=w[:k])
+                r = f(z, out[i:j], t[:k], s[:k], y[:k], small[:k])
+                r += 1
+                r *= xb
+                r *= half
+            else:
+                f(xf[i:j], out[i:j], t[:k], s[:k], y[:k], small[:k])
+
+    parallel_for(run, len(parts), threads)
     return out.reshape(x.shape)
+
+
+#: Blocks from which erf goes to several threads (each piece of work costs far more than a handoff).
+PARALLEL_BLOCKS = 4
 
 
 _SQRT_HALF = math.sqrt(0.5)
