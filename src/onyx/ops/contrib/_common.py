@@ -122,10 +122,18 @@ def standardize_last(x: np.ndarray, epsilon: float, simplified: bool = False, nc
 
 
 def softmax_last_(s: np.ndarray) -> np.ndarray:
+    """In-place softmax over the last axis. A row masked entirely with -inf gives zeros, not NaN: that is
+    what the exporters' Where(IsNaN(p), 0, p) guard computes in the graphs these kernels are fused from."""
     m = np.max(s, axis=-1, keepdims=True)
+    dead = np.isneginf(m)
+    if dead.any():
+        m[dead] = 0.0
     s -= m
     np.exp(s, out=s)
-    s /= np.sum(s, axis=-1, keepdims=True)
+    total = np.sum(s, axis=-1, keepdims=True)
+    if dead.any():
+        total[dead] = 1.0
+    s /= total
     return s
 
 
