@@ -5,7 +5,8 @@ of) onyx's own loader and executor. It uses the ``onnx`` package (a test depende
 calls the kernels through :func:`onyx.ops.registry.lookup` with the same calling convention as the
 runtime: positional inputs, keyword attributes, ``_num_outputs`` and ``_ctx`` where asked for.
 
-    python -m tests.conformance.harness Conv        # run the node-suite cases whose name has "conv"
+    python -m tests.conformance.harness conv        # the node-suite cases whose name has "conv", through
+                                                    # onyx's session (--kernels: this interpreter instead)
 """
 
 from __future__ import annotations
@@ -221,6 +222,15 @@ def check_case(case, runner=run_model) -> None:
             assert_close(g, e, case.rtol, case.atol, f"{case.name} data set {k} output {i}")
 
 
+def run_with_session(model, inputs: list[Any]) -> list[Any]:
+    """Run through onyx's own loader, optimizer and session (the default of ``main``)."""
+    import onyx
+
+    sess = onyx.InferenceSession(model.SerializeToString())
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, dict(zip(names, inputs)))
+
+
 def main(argv: list[str]) -> int:
     import traceback
     import warnings
@@ -228,13 +238,14 @@ def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore")
     from onnx.backend.test.case.node import collect_testcases
 
-    pattern = [p.lower() for p in argv[1:]]
+    kernels_only = "--kernels" in argv
+    pattern = [p.lower() for p in argv[1:] if p != "--kernels"]
     passed = failed = 0
     for case in collect_testcases():
         if pattern and not any(p in case.name.lower() for p in pattern):
             continue
         try:
-            check_case(case)
+            check_case(case, run_model if kernels_only else run_with_session)
             passed += 1
         except Exception as e:  # noqa: BLE001 - a report of every failure
             failed += 1
