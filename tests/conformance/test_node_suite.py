@@ -14,8 +14,8 @@ import warnings
 import numpy as np
 import pytest
 
-import onyx
 from tests.conformance.harness import check_case, to_numpy
+from tests.conformance.harness import run_with_session as run_with_onyx
 from tests.conformance.known_failures import KNOWN_FAILURES
 
 with warnings.catch_warnings():
@@ -32,12 +32,6 @@ RANDOM_OPS = {
     "RandomNormal",
     "Multinomial",
 }
-
-
-def run_with_onyx(model, inputs):
-    sess = onyx.InferenceSession(model.SerializeToString())
-    names = [i.name for i in sess.get_inputs()]
-    return sess.run(None, dict(zip(names, inputs)))
 
 
 def _is_random(case) -> bool:
