@@ -130,7 +130,9 @@ class Tensor:
         try:
             return DataType(self.data_type)
         except ValueError:
-            raise InvalidArgument(f"tensor {self.name!r}: unknown element type code {self.data_type}") from None
+            raise InvalidArgument(
+                f"tensor {self.name!r}: unknown element type code {self.data_type}"
+            ) from None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -214,8 +216,38 @@ class Tensor:
 
             raw = read_external(self)
         if raw is not None:
-            return raw_to_array(raw, dt, dims, self.name)
+            arr = raw_to_array(raw, dt, dims, self.name)
+            if (
+                self._owner is not None
+                and arr.size
+                and not np.may_share_memory(arr, np.frombuffer(raw, np.uint8))
+            ):
+                _release_pages(self._owner, raw)  # copied (unaligned): the file's pages are not needed
+            return arr
         return typed_to_array(self.typed or [], self.typed_field, dt, dims, self.name)
+
+
+def _release_pages(owner: Any, raw: Any) -> None:
+    """Tell the kernel the mapped pages under ``raw`` may go (read-only file mapping: they are re-read from
+    the file if touched again), so a weight copied out of the model file does not count twice in RSS."""
+    import mmap
+
+    if not isinstance(owner, mmap.mmap) or not hasattr(owner, "madvise"):
+        return
+    try:
+        base = np.frombuffer(owner, dtype=np.uint8, count=0).ctypes.data if len(owner) else 0
+        start = np.frombuffer(raw, dtype=np.uint8).ctypes.data - base
+        n = memoryview(raw).nbytes
+    except (ValueError, TypeError, BufferError):
+        return
+    page = mmap.PAGESIZE
+    first = -(-start // page) * page
+    last = (start + n) // page * page
+    if 0 <= first < last <= len(owner):
+        try:
+            owner.madvise(mmap.MADV_DONTNEED, first, last - first)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def _decode_str(b: bytes) -> str:
