@@ -10,6 +10,7 @@ time loop stays batched.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -211,10 +212,15 @@ class Prepared:
             return y[::-1]
         return y[self.rev_index, np.arange(self.B)[None, :]]
 
-    def input_projection(self, d: int, bias: np.ndarray | None) -> np.ndarray:
-        """X @ W[d]^T (+ bias) for all time steps at once: (T, B, G*H)."""
+    def input_projection(self, d: int, bias: np.ndarray | None, threads: int = 1) -> np.ndarray:
+        """X @ W[d]^T (+ bias) for all time steps at once: (T, B, G*H); split over ``threads`` of
+        onyx's threads when BLAS runs single-threaded and the product is big enough."""
+        from onyx.runtime.threads import matmul
+
         T, B = self.T, self.B
-        xw = self.X.reshape(T * B, -1) @ self.W[d].T
+        w_t = self.W[d].T
+        xw = np.empty((T * B, w_t.shape[1]), dtype=self.dtype)
+        matmul(self.X.reshape(T * B, -1), w_t, xw, threads)
         if bias is not None:
             xw += bias
         return xw.reshape(T, B, -1)
@@ -231,6 +237,41 @@ class Prepared:
         outs = [o.astype(self.out_dtype, copy=False) for o in outs]
         n = max(1, min(num_outputs, len(outs)))
         return tuple(outs[:n]) if n > 1 else outs[0]
+
+
+@contextmanager
+def single_threaded_blas():
+    """BLAS on one thread for the duration: a recurrent kernel's GEMMs are small (one time step) or
+    split over onyx's own threads (the input projection), and BLAS's thread barriers cost more than
+    they save on these sizes, far more on a busy machine. The previous count is restored."""
+    from onyx.runtime.threads import get_blas_threads, set_blas_threads
+
+    try:
+        before = get_blas_threads()
+    except Exception:  # noqa: BLE001 - no readable BLAS: leave it alone
+        before = None
+    if before is not None and before != 1:
+        set_blas_threads(1)
+    try:
+        yield
+    finally:
+        if before is not None and before != 1:
+            set_blas_threads(before)
+
+
+def run_directions(run_direction, p: Prepared, threads: int) -> None:
+    """``run_direction(d)`` for every direction: the two directions of a bidirectional layer are
+    independent, and run on two of onyx's intra-op threads when the session allows more than one."""
+    from onyx.runtime.threads import parallel_for
+
+    parallel_for(run_direction, p.D, threads if p.D > 1 else 1)
+
+
+def kernel_threads(ctx) -> int:
+    """The intra-op thread count of the session (1 inside a pool worker)."""
+    from onyx.runtime.threads import intra_op_threads
+
+    return intra_op_threads(ctx)
 
 
 def split_bias(B, D: int, gates: int, H: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,15 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.registry import op, shape_rule
-from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
+from onyx.ops.rnn._common import (
+    Prepared,
+    activations,
+    kernel_threads,
+    recurrent_shape_rule,
+    run_directions,
+    single_threaded_blas,
+    split_bias,
+)
 
 
 def _lstm(
@@ -28,6 +36,7 @@ def _lstm(
     input_forget,
     layout,
     num_outputs,
+    ctx=None,
 ):
     p = Prepared(
         "LSTM", X, W, R, sequence_lens, [initial_h, initial_c], hidden_size, direction, layout, gates=4
@@ -40,55 +49,89 @@ def _lstm(
             raise InvalidArgument(f"LSTM: P has shape {P.shape}, expected {(p.D, 3 * H)}")
         P = P.astype(p.dtype, copy=False)
     Y = np.empty((T, p.D, Bn, H), dtype=p.dtype)
-    finals_h, finals_c = [], []
-    for d in range(p.D):
-        xw = p.direction_input(p.input_projection(d, Wb[d] + Rb[d]), d)
-        R_t = p.R[d].T
-        f, g, hf = fns[d]
-        if P is not None:
-            pi, po, pf = P[d, :H], P[d, H : 2 * H], P[d, 2 * H :]
-        h = p.initial[0][d]
-        c = p.initial[1][d]
-        y = np.empty((T, Bn, H), dtype=p.dtype)
+    finals_h: list = [None] * p.D
+    finals_c: list = [None] * p.D
+    threads = kernel_threads(ctx)
+
+    def run_direction(d: int) -> None:
+        y, h, c = _recurrence(p, d, xws[d], fns[d], P, clip, input_forget)
+        Y[:, d] = p.place_output(y, d)
+        finals_h[d] = h
+        finals_c[d] = c
+
+    with single_threaded_blas():
+        # the input projections of every step at once, then the time loops
+        xws = [p.direction_input(p.input_projection(d, Wb[d] + Rb[d], threads), d) for d in range(p.D)]
+        run_directions(run_direction, p, threads)
+    return p.finish(Y, [np.stack(finals_h), np.stack(finals_c)], num_outputs)
+
+
+def _recurrence(p, d: int, xw, fns, P, clip, input_forget):
+    """One direction's time loop: (Y (T, B, H), final h, final c)."""
+    T, Bn, H = p.T, p.B, p.H
+    R_t = np.ascontiguousarray(p.R[d].T)
+    f, g, hf = fns
+    h = p.initial[0][d]
+    c = p.initial[1][d]
+    y = np.empty((T, Bn, H), dtype=p.dtype)
+    gates = np.empty((Bn, 4 * H), dtype=p.dtype)
+    if P is None:
+        # no peepholes: the i, o, f gates are one contiguous block for one activation call, and clip
+        # (applied before every activation) clips the four gates at once
         for t in range(T):
-            gates = h @ R_t
+            np.matmul(h, R_t, out=gates)
             gates += xw[t]
-            gi = gates[:, :H]
-            go = gates[:, H : 2 * H]
-            gf = gates[:, 2 * H : 3 * H]
-            gc = gates[:, 3 * H :]
-            if P is not None:
-                gi += pi * c
-                gf += pf * c
             if clip is not None:
-                np.clip(gi, -clip, clip, out=gi)
-                np.clip(gf, -clip, clip, out=gf)
-                np.clip(gc, -clip, clip, out=gc)
-            i = f(gi)
-            if input_forget:
-                fg = 1 - i
-            else:
-                fg = f(gf)
-            cc = g(gc)
+                np.clip(gates, -clip, clip, out=gates)
+            iof = f(gates[:, : 3 * H])
+            i = iof[:, :H]
+            fg = 1 - i if input_forget else iof[:, 2 * H :]
             cn = fg * c
-            cn += i * cc
-            if P is not None:
-                go += po * cn
-            if clip is not None:
-                np.clip(go, -clip, clip, out=go)
-            o = f(go)
+            cn += i * g(gates[:, 3 * H :])
             hn = hf(cn.copy())
-            hn *= o
+            hn *= iof[:, H : 2 * H]
             if p.mask is not None:
                 m = p.mask[t]
                 hn = np.where(m, hn, h)
                 cn = np.where(m, cn, c)
             y[t] = hn
             h, c = hn, cn
-        Y[:, d] = p.place_output(y, d)
-        finals_h.append(h)
-        finals_c.append(c)
-    return p.finish(Y, [np.stack(finals_h), np.stack(finals_c)], num_outputs)
+        return y, h, c
+    pi, po, pf = P[d, :H], P[d, H : 2 * H], P[d, 2 * H :]
+    for t in range(T):
+        gates = h @ R_t
+        gates += xw[t]
+        gi = gates[:, :H]
+        go = gates[:, H : 2 * H]
+        gf = gates[:, 2 * H : 3 * H]
+        gc = gates[:, 3 * H :]
+        gi += pi * c
+        gf += pf * c
+        if clip is not None:
+            np.clip(gi, -clip, clip, out=gi)
+            np.clip(gf, -clip, clip, out=gf)
+            np.clip(gc, -clip, clip, out=gc)
+        i = f(gi)
+        if input_forget:
+            fg = 1 - i
+        else:
+            fg = f(gf)
+        cc = g(gc)
+        cn = fg * c
+        cn += i * cc
+        go += po * cn
+        if clip is not None:
+            np.clip(go, -clip, clip, out=go)
+        o = f(go)
+        hn = hf(cn.copy())
+        hn *= o
+        if p.mask is not None:
+            m = p.mask[t]
+            hn = np.where(m, hn, h)
+            cn = np.where(m, cn, c)
+        y[t] = hn
+        h, c = hn, cn
+    return y, h, c
 
 
 @op("LSTM", since=1, until=7)
@@ -111,6 +154,7 @@ def lstm_1(
     input_forget=0,
     output_sequence=0,
     _num_outputs=3,
+    _ctx=None,
 ):
     return _lstm(
         X,
@@ -130,6 +174,7 @@ def lstm_1(
         input_forget=input_forget,
         layout=0,
         num_outputs=_num_outputs,
+        ctx=_ctx,
     )
 
 
@@ -152,6 +197,7 @@ def lstm_7(
     hidden_size=None,
     input_forget=0,
     _num_outputs=3,
+    _ctx=None,
 ):
     return _lstm(
         X,
@@ -171,6 +217,7 @@ def lstm_7(
         input_forget=input_forget,
         layout=0,
         num_outputs=_num_outputs,
+        ctx=_ctx,
     )
 
 
@@ -194,6 +241,7 @@ def lstm_14(
     input_forget=0,
     layout=0,
     _num_outputs=3,
+    _ctx=None,
 ):
     return _lstm(
         X,
@@ -213,6 +261,7 @@ def lstm_14(
         input_forget=input_forget,
         layout=layout,
         num_outputs=_num_outputs,
+        ctx=_ctx,
     )
 
 
