@@ -145,10 +145,10 @@ def heads(x: np.ndarray, n: int, what: str) -> np.ndarray:
     return x.reshape(b, s, n, d // n).transpose(0, 2, 1, 3)
 
 
-def attend(q, k, v, scale, bias, what: str):
+def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
     """softmax(q @ k^T * scale + bias) @ v for (B, N, S, H) q and (B, N, T, H) k, v.
 
-    Returns ((B, S, N*Hv) output, the scaled scores before the softmax)."""
+    Returns ((B, S, N*Hv) output, the scaled scores before the softmax when ``want_qk`` else None)."""
     scores = np.matmul(q, np.swapaxes(k, -1, -2))
     scores *= scores.dtype.type(scale)
     if bias is not None:
@@ -158,7 +158,7 @@ def attend(q, k, v, scale, bias, what: str):
             raise InvalidArgument(
                 f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {scores.shape}"
             ) from None
-    qk = scores.copy()
+    qk = scores.copy() if want_qk else None
     softmax_last_(scores)
     out = np.matmul(scores, v)
     b, n, s, h = out.shape

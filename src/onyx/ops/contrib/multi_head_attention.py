@@ -91,8 +91,8 @@ def multi_head_attention(
         b = add_bias(b, causal_bias(s, t, mask_filter_value, q.dtype))
     if attention_bias is not None:
         b = add_bias(b, to_compute(attention_bias))
-    out, qk = attend(q, k, v, sc, b, what)
-    outs = (back(out, dtype), back(k, dtype), back(v, dtype), back(qk, dtype))
+    out, qk = attend(q, k, v, sc, b, what, want_qk=_num_outputs > 3)
+    outs = (back(out, dtype), back(k, dtype), back(v, dtype), None if qk is None else back(qk, dtype))
     return outs[0] if _num_outputs == 1 else outs[:_num_outputs]
 
 
