@@ -6,6 +6,9 @@ is im2col (a strided view copied once) followed by one matmul batched over image
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 
 from onyx.errors import InvalidArgument
@@ -33,6 +36,8 @@ from onyx.runtime.threads import (
 _COLS_BYTES = 4 << 20  # largest im2col buffer of one block of output rows
 _MIN_COLS = 512  # fewest output positions in one GEMM block
 _DW_BLOCK_BYTES = 256 << 10  # depthwise: bytes of one work array of a block of channels
+_DW_CL_CHANNELS = 128  # depthwise: channels-last planes from this many channels ...
+_DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
 
 
@@ -135,6 +140,24 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
     return y.reshape((n, m) + out)
 
 
+@lru_cache(maxsize=512)
+def _dw_geometry(spatial, kernel, strides, dilations, pb, pe, out):
+    """Phase extents, plane size, output run length, (phase, offset) per tap, plane width, phases."""
+    nd = len(kernel)
+    q = tuple(-(-(spatial[i] + pb[i] + pe[i]) // strides[i]) for i in range(nd))  # phase extents
+    qstrides = [math.prod(q[i + 1 :]) for i in range(nd)]
+    total = math.prod(q)
+    length = out[0] * qstrides[0]
+    taps = []
+    for k in np.ndindex(*kernel):
+        phase = tuple((k[i] * dilations[i]) % strides[i] for i in range(nd))
+        off = sum((k[i] * dilations[i]) // strides[i] * qstrides[i] for i in range(nd))
+        taps.append((phase, off))
+    width = max(total, length + max(off for _, off in taps))
+    phases = sorted({ph for ph, _ in taps})
+    return q, total, length, tuple(taps), width, phases
+
+
 def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
     """Depthwise convolution (one input channel per group, any multiplier) on flattened (polyphase) planes.
 
@@ -147,21 +170,17 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
     """
     n, c = x.shape[:2]
     nd = len(kernel)
-    q = tuple(-(-(x.shape[2 + i] + pb[i] + pe[i]) // strides[i]) for i in range(nd))  # phase extents
-    qstrides = [int(np.prod(q[i + 1 :])) for i in range(nd)]
-    total = int(np.prod(q))
-    length = out[0] * qstrides[0]
-    taps = []
-    for k in np.ndindex(*kernel):
-        phase = tuple((k[i] * dilations[i]) % strides[i] for i in range(nd))
-        off = sum((k[i] * dilations[i]) // strides[i] * qstrides[i] for i in range(nd))
-        taps.append((phase, off))
-    width = max(total, length + max(off for _, off in taps))
+    q, total, length, taps, width, phases = _dw_geometry(
+        tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
+    )
     stride1 = all(st == 1 for st in strides)
-    phases = sorted({ph for ph, _ in taps})
     mult = w.shape[0] // c
     wk = w.reshape(c, mult, -1, 1)
     bk = None if b is None else b.reshape(c, mult, 1)
+    if c >= _DW_CL_CHANNELS and length <= _DW_CL_LENGTH:
+        return _depthwise_channels_last(
+            x, wk, bk, pb, strides, q, total, width, length, taps, phases, out, threads
+        )
     y = np.empty((n, c * mult) + tuple(out), dtype=x.dtype)
     crop = (slice(None),) * 3 + tuple(slice(0, o) for o in out[1:])
     per_channel = n * mult * max(width, length) * x.dtype.itemsize
@@ -204,6 +223,63 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
         if bk is not None:
             acc += bk[c0:c1]
         y[:, c0 * mult : c1 * mult] = acc.reshape((n, cc * mult, out[0]) + q[1:])[crop]
+
+    parallel_for(task, len(parts), threads)
+    return y
+
+
+def _depthwise_channels_last(x, wk, bk, pb, strides, q, total, width, length, taps, phases, out, threads):
+    """_depthwise's taps on channels-last planes (n, position, channel): for small maps with many
+    channels, where every multiply-add then runs over rows of channels instead of short per-channel
+    runs (2x faster on MobileNet's 14x14 and 7x7 layers)."""
+    n, c = x.shape[:2]
+    nd = len(q)
+    mult = wk.shape[1]
+    stride1 = all(v == 1 for v in strides)
+    wt = np.ascontiguousarray(np.moveaxis(wk[..., 0], 2, 0))  # (taps, c, mult)
+    y = np.empty((n, c * mult) + tuple(out), dtype=x.dtype)
+    crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
+    step = c
+    if threads > 1 and n * c * length * len(taps) >= _DW_SPLIT:
+        step = max(_DW_CL_CHANNELS // 2, -(-c // (2 * threads)))
+    parts = [(c0, min(c, c0 + step)) for c0 in range(0, c, step)]
+    st = tuple(x.shape[2 + i] for i in range(nd))
+
+    def task(i: int) -> None:
+        c0, c1 = parts[i]
+        cc = c1 - c0
+        xc = np.moveaxis(x[:, c0:c1], 1, -1)  # (n, *spatial, cc), a view
+        inner = (slice(None),) + tuple(slice(pb[i], pb[i] + st[i]) for i in range(nd))
+        if stride1:
+            flat = np.zeros((n, width, cc), dtype=x.dtype)
+            flat[:, :total].reshape((n,) + q + (cc,))[inner] = xc
+            planes = {phases[0]: flat}
+        else:
+            full = np.zeros((n,) + tuple(q[i] * strides[i] for i in range(nd)) + (cc,), dtype=x.dtype)
+            full[inner] = xc
+            split = full.reshape((n,) + tuple(v for i in range(nd) for v in (q[i], strides[i])) + (cc,))
+            planes = {}
+            for phase in phases:
+                plane = np.zeros((n, width, cc), dtype=x.dtype)
+                sel = (slice(None),) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
+                plane[:, :total].reshape((n,) + q + (cc,))[...] = split[sel]
+                planes[phase] = plane
+        wc = wt[:, c0:c1] if mult > 1 else wt[:, c0:c1, 0]
+        acc = np.empty((n, length, cc, mult) if mult > 1 else (n, length, cc), dtype=x.dtype)
+        tmp = np.empty_like(acc)
+        for j, (phase, off) in enumerate(taps):
+            view = planes[phase][:, off : off + length]
+            if mult > 1:
+                view = view[..., None]
+            if j == 0:
+                np.multiply(view, wc[j], out=acc)
+            else:
+                np.multiply(view, wc[j], out=tmp)
+                acc += tmp
+        if bk is not None:
+            acc += bk[c0:c1, :, 0] if mult > 1 else bk[c0:c1, 0, 0]
+        res = acc.reshape((n, out[0]) + q[1:] + (cc * mult,))[crop]
+        y[:, c0 * mult : c1 * mult] = np.moveaxis(res, -1, 1)
 
     parallel_for(task, len(parts), threads)
     return y
