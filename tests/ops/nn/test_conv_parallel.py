@@ -88,3 +88,30 @@ def test_conv_threaded_matches_direct(single_blas, case, threads):
         ref = _direct(x, w, bias, group, pads, strides, dilations)
         assert y.dtype == np.float32 and y.shape == ref.shape
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "case", [CASES[1], CASES[2], CASES[6], CASES[10]], ids=lambda c: "x".join(map(str, c[0]))
+)
+def test_conv_post_applied_to_every_block(single_blas, case, threads):
+    xs, ws, group, pads, strides, dilations = case
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    y = conv_forward(
+        x,
+        w,
+        b,
+        auto_pad="NOTSET",
+        dilations=list(dilations),
+        group=group,
+        kernel_shape=None,
+        pads=list(pads),
+        strides=list(strides),
+        ctx=types.SimpleNamespace(intra_op_num_threads=threads),
+        post=lambda v: np.maximum(v, 0, out=v),
+    )
+    ref = np.maximum(_direct(x, w, b, group, pads, strides, dilations), 0)
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)

@@ -41,8 +41,11 @@ _DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
 
 
-def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None):
-    """The convolution shared by Conv, ConvInteger and QLinearConv (inputs already in compute dtype)."""
+def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None):
+    """The convolution shared by Conv, ConvInteger, QLinearConv and FusedConv (inputs already in
+    compute dtype). ``ctx``: the kernel context (its intra_op_num_threads); ``post``: an in-place
+    elementwise function (an activation) applied to each finished block of the output while it is
+    still in cache."""
     check_rank(x, 3, "Conv X")
     if w.ndim != x.ndim:
         raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
@@ -75,7 +78,8 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
     kp = int(np.prod(kernel))
     threads = intra_op_threads(ctx)
     if cg == 1 and group == c and kp > 1:
-        return _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
+        y = _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
+        return y if post is None else _post_whole(post, y)
     if not blas_single_threaded():
         threads = 1  # BLAS runs its own threads: splitting here would oversubscribe the cores
     rows = out[0]
@@ -124,6 +128,8 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
             np.matmul(wm[:, m0:m1], cols, out=y4[:, :, m0:m1])
             if bias is not None:
                 y4[:, :, m0:m1] += bias[:, m0:m1, 0]
+            if post is not None:
+                post(y4[:, :, m0:m1])
 
         parallel_for(mtask, len(mparts), threads)
         return y.reshape((n, m) + out)
@@ -135,9 +141,16 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
         np.matmul(wm, cols_of(r0, r1), out=dst)
         if bias is not None:
             y[:, :, :, r0:r1] += bias
+        if post is not None:
+            post(y[:, :, :, r0:r1])
 
     parallel_for(task, len(parts), threads)
     return y.reshape((n, m) + out)
+
+
+def _post_whole(post, y):
+    r = post(y)
+    return y if r is None else r
 
 
 @lru_cache(maxsize=512)
