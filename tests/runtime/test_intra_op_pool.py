@@ -88,3 +88,18 @@ def test_matmul_transposed_views(single_blas):
     q = rng.standard_normal((1, 128, 12, 64)).astype(np.float32).transpose(0, 2, 1, 3)
     k = rng.standard_normal((1, 128, 12, 64)).astype(np.float32).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(T.matmul(q, k, threads=2), np.matmul(q, k), rtol=1e-5, atol=1e-4)
+
+
+def test_parallel_for_in_forked_child():
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    T.parallel_for(lambda i: None, 4, 2)  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # child: must not wait on the parent's (absent) pool threads
+        seen = []
+        T.parallel_for(seen.append, 6, 2)
+        os._exit(0 if sorted(seen) == list(range(6)) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -153,6 +153,18 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the parent's pool threads: start a new pool when one is needed."""
+    global _pool, _pool_lock, _pool_workers
+    _pool = None
+    _pool_workers = 0
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def parallel_for(fn, n_tasks: int, threads: int) -> None:
     """Run ``fn(i)`` for every ``i`` in ``range(n_tasks)`` on up to ``threads`` threads, the caller's
     included. Tasks are handed out one at a time, so a worker the OS does not schedule (a busy
