@@ -193,6 +193,7 @@ def test_tree_ensemble_5_compiled_matches_numpy(monkeypatch):
         w["tid"], w["nid"], w["target"], w["weight"], 2, "test",
     )  # fmt: skip
     pytest.importorskip("numba")
+    monkeypatch.delenv("ONYX_NO_PERF", raising=False)
     x = _inputs(rng, 50, 3, np.float64)
     for how in ("SUM", "AVERAGE"):
         for dt in (np.float32, np.float64):
@@ -433,3 +434,24 @@ def test_small_gemm_path_matches_numpy(m):
     set_blas_threads(2)
     gemm(a, w, c, 1.0, 1.0, 0, 1)
     assert get_blas_threads() in (2, None)
+
+
+@pytest.mark.parametrize("modes", [["BRANCH_LEQ"], MODES])
+def test_tree_few_rows_walk_matches_level_walk(modes, monkeypatch):
+    """numpy's two walks: every condition at once (few rows) and one depth level at a time."""
+    from onyx.ops.ml import _tree
+
+    rng = np.random.default_rng(11)
+    a, w = _random_forest(rng, 30, 6, 2, modes, max_depth=6, multi=True)
+    forest = _tree.compile_legacy(
+        a["tid"], a["nid"], a["feat"], a["mode"], a["val"], a["tn"], a["fn"], a["miss"],
+        w["tid"], w["nid"], w["target"], w["weight"], 2, "test",
+    )  # fmt: skip
+    assert forest._leaf_ranges() is not None
+    for n in (1, 4, 9):
+        x = _inputs(rng, n, 6, np.float64)
+        few = forest.leaves(x)
+        monkeypatch.setattr(_tree, "_ALL_NODES_BUDGET", 0)
+        level = forest.leaves(x)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(few, level)

@@ -10,7 +10,7 @@ from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.ops.math._shape import merge_dim
 from onyx.ops.registry import op, shape_rule
-from onyx.runtime.threads import intra_op_threads
+from onyx.runtime.threads import get_blas_threads, intra_op_threads, matmul, set_blas_threads
 from onyx.shape_inference import ShapeContext
 
 #: Products with fewer multiply-adds run with BLAS on one thread (split over onyx's own threads from
@@ -24,9 +24,9 @@ _TINY_GEMM_MACS = 1 << 14
 
 def product(a, b, macs: int, threads: int | None = None):
     """``np.matmul(a, b)`` for float operands, small products on a single-threaded BLAS."""
-    from onyx.runtime.threads import get_blas_threads, matmul, set_blas_threads
-
-    if macs < _TINY_GEMM_MACS or macs >= SMALL_GEMM_MACS:
+    if macs < _TINY_GEMM_MACS:
+        return np.matmul(a, b)
+    if macs >= SMALL_GEMM_MACS:
         return matmul(a, b, threads=threads)
     before = get_blas_threads()
     if before is not None and before != 1:

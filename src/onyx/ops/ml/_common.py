@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.linalg.gemm import product
 
 POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
@@ -22,6 +23,12 @@ def jit_module():
     except ImportError:
         return None
     return _jit
+
+
+def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b``, on a single-threaded BLAS for the small products of these models (see
+    onyx.ops.linalg.gemm.product: BLAS's thread barriers stall on a busy machine)."""
+    return product(a, b, a.size * (b.shape[-1] if b.ndim > 1 else 1))
 
 
 def as_2d(X, name: str = "X") -> np.ndarray:

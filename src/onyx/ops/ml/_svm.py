@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.ml._common import mm
 
 
 def kernel_params_of(kernel_type: str, params) -> tuple[float, float, float]:
@@ -24,16 +25,16 @@ def kernel_function(sv: np.ndarray, kernel_type: str, params):
     gamma, coef0, degree = kernel_params_of(kernel_type, params)
     svt = np.ascontiguousarray(sv.T)
     if kernel_type == "LINEAR":
-        return lambda x: x @ svt
+        return lambda x: mm(x, svt)
     if kernel_type == "POLY":
-        return lambda x: (gamma * (x @ svt) + coef0) ** degree
+        return lambda x: (gamma * mm(x, svt) + coef0) ** degree
     if kernel_type == "SIGMOID":
-        return lambda x: np.tanh(gamma * (x @ svt) + coef0)
+        return lambda x: np.tanh(gamma * mm(x, svt) + coef0)
     sv2 = (sv * sv).sum(axis=1)[None, :]
     neg_gamma = -gamma
 
     def rbf(x: np.ndarray) -> np.ndarray:
-        d = x @ svt
+        d = mm(x, svt)
         d *= -2.0
         d += (x * x).sum(axis=1)[:, None]
         d += sv2

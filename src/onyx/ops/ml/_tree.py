@@ -145,6 +145,12 @@ class Forest:
             raise InvalidArgument(
                 f"tree ensemble: a node reads feature {self.max_feature} but X has {nfeat} features"
             )
+        if N * (len(self.feature) - len(self.weights)) <= _ALL_NODES_BUDGET:
+            ranges = self._leaf_ranges()
+            if ranges is not None and N * len(ranges[0]) <= _ALL_NODES_BUDGET:
+                found = self._leaves_all_nodes(X, ranges)
+                if found is not None:
+                    return found
         xflat = X.reshape(-1)
         row_base = np.repeat(np.arange(N, dtype=np.int64) * nfeat, T)
         active = np.nonzero(~self.is_leaf[node])[0]
@@ -163,6 +169,99 @@ class Forest:
             node[active] = nxt
             active = active[~self.is_leaf[nxt]]
         return node.reshape(N, T)
+
+    def _leaf_ranges(self):
+        """For the few-rows walk: the forest as leaf ranges, or None where that does not pay or apply.
+
+        Leaves are numbered depth-first, true branch first, tree after tree, so that every subtree's
+        leaves are one contiguous range. A branch node rules out the range of the side it does not
+        take; the leaf no node rules out is the one the row reaches (one per tree). Computed once; None
+        when a node is shared or the trees are deep and wide (the level walk is cheaper then).
+        """
+        cached_ranges = self.__dict__.get("_ranges", False)
+        if cached_ranges is not False:
+            return cached_ranges
+        self._ranges = None
+        if self.single_mode == MEMBER or np.any(self.mode[~self.is_leaf] == MEMBER):
+            return None
+        n = len(self.feature)
+        tn = self.true_next.tolist()
+        fn = self.false_next.tolist()
+        is_leaf = self.is_leaf.tolist()
+        seen = bytearray(n)
+        lo = [0] * n
+        hi = [0] * n
+        order: list[int] = []
+        internal: list[int] = []
+        max_depth = 0
+        for r in self.roots.tolist():
+            stack = [(r, 0, False)]
+            while stack:
+                nd, depth, done = stack.pop()
+                if done:
+                    lo[nd] = lo[tn[nd]]
+                    hi[nd] = hi[fn[nd]]
+                    continue
+                if seen[nd]:
+                    return None  # a shared node or a cycle: not a forest of trees
+                seen[nd] = 1
+                if is_leaf[nd]:
+                    lo[nd] = len(order)
+                    order.append(nd)
+                    hi[nd] = len(order)
+                    max_depth = max(max_depth, depth)
+                    continue
+                internal.append(nd)
+                stack.append((nd, depth, True))
+                stack.append((fn[nd], depth + 1, False))
+                stack.append((tn[nd], depth + 1, False))
+        if len(internal) > 4 * len(self.roots) * max(max_depth, 1):
+            return None
+        idx = np.asarray(internal, dtype=np.int64)
+        lo_a = np.asarray(lo, dtype=np.int64)
+        hi_a = np.asarray(hi, dtype=np.int64)
+        t_next = self.true_next[idx]
+        f_next = self.false_next[idx]
+        self._ranges = (
+            idx,
+            self.feature[idx],
+            self.threshold[idx],
+            self.missing_true[idx],
+            lo_a[f_next],  # the range ruled out when the condition holds: the false side
+            hi_a[f_next],
+            lo_a[t_next],  # and when it does not: the true side
+            hi_a[t_next],
+            np.asarray(order, dtype=np.int64),
+        )
+        return self._ranges
+
+    def _leaves_all_nodes(self, X: np.ndarray, ranges) -> np.ndarray | None:
+        """(N, T) leaves from every branch condition evaluated at once (few rows, shallow trees)."""
+        idx, feat, thr, miss, f_lo, f_hi, t_lo, t_hi, order = ranges
+        N = X.shape[0]
+        L = len(order)
+        v = X[:, feat]  # (N, internal nodes)
+        if self.single_mode is not None:
+            cond = self._compare(self.single_mode, v, thr, idx)
+        else:
+            cond = self._condition(v.reshape(-1), np.tile(idx, N)).reshape(v.shape)
+        if self.any_missing_true:
+            cond |= np.isnan(v) & miss
+        start = np.where(cond, f_lo, t_lo)
+        end = np.where(cond, f_hi, t_hi)
+        if N > 1:
+            offset = (np.arange(N, dtype=np.int64) * (L + 1))[:, None]
+            start += offset
+            end += offset
+        size = N * (L + 1)
+        cover = np.bincount(start.reshape(-1), minlength=size)
+        cover -= np.bincount(end.reshape(-1), minlength=size)
+        np.cumsum(cover, out=cover)
+        alive = np.nonzero(cover.reshape(N, L + 1)[:, :L] == 0)[1]
+        T = len(self.roots)
+        if len(alive) != N * T:
+            return None
+        return order[alive].reshape(N, T)
 
     # ---- aggregation -------------------------------------------------------------------------
     def aggregate(self, X: np.ndarray, how: str = "SUM", dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
@@ -396,6 +495,9 @@ def compile_legacy(
 
 
 # ---- a small cache so that a session's attributes are compiled once ---------------------------
+
+#: The few-rows walk (every branch condition at once) runs while rows x branch nodes stays below this.
+_ALL_NODES_BUDGET = 1 << 16
 
 _cache: OrderedDict = OrderedDict()
 _cache_lock = threading.Lock()

@@ -16,6 +16,7 @@ from onyx.ops.ml._common import (
     label_elem,
     labels_of,
     logistic,
+    mm,
     num_labels,
     probit,
     rows_of,
@@ -59,23 +60,29 @@ def _prepare(
     def run(X):
         x = as_2d(as_float(X))
         C, wt = by_features.get(x.shape[1]) or weights(x.shape[1])
-        scores = x.astype(np.float32, copy=False) @ wt
+        scores = mm(x.astype(np.float32, copy=False), wt)
         if bias is not None:
             scores += bias
-        scores = scores.astype(np.float64)
+        if post_transform != "NONE":
+            # NONE: float32 throughout (1 - s rounds the same either way); else in float64
+            scores = scores.astype(np.float64)
         if C == 1:
             s = scores[:, 0]
             y = labels[(s > 0).view(np.int8)]
+            z = np.empty((len(s), 2), dtype=np.float32)
             if post_transform == "LOGISTIC":
                 p = logistic(s)
-                z = np.stack([1.0 - p, p], axis=1)
+                z[:, 0] = 1.0 - p
+                z[:, 1] = p
             elif post_transform == "PROBIT":
-                z = np.stack([probit(s), probit(1.0 - s)], axis=1)
+                z[:, 0] = probit(s)
+                z[:, 1] = probit(1.0 - s)
             else:
-                z = np.stack([1.0 - s, s], axis=1)
-            return y, z.astype(np.float32)
+                np.subtract(1.0, s, out=z[:, 0], casting="same_kind")
+                z[:, 1] = s
+            return y, z
         y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
-        return y, apply_post(scores, post_transform).astype(np.float32)
+        return y, apply_post(scores, post_transform).astype(np.float32, copy=False)
 
     return run
 

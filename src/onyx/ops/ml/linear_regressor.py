@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import FLOAT, as_2d, as_float, post_transform, rows_of
+from onyx.ops.ml._common import FLOAT, as_2d, as_float, mm, post_transform, rows_of
 from onyx.ops.registry import op, shape_rule
 
 
@@ -27,7 +27,7 @@ def _prepare(*, coefficients=None, intercepts=None, post_transform="NONE", targe
                     f"{x.shape[1]} features"
                 )
             wt = by_features[x.shape[1]] = np.ascontiguousarray(coef.reshape(targets, -1).T)
-        y = x.astype(np.float32, copy=False) @ wt
+        y = mm(x.astype(np.float32, copy=False), wt)
         if b is not None:
             y += b
         return _post(y, post_transform)

@@ -14,6 +14,7 @@ from onyx.ops.ml._common import (
     jit_module,
     label_elem,
     labels_of,
+    mm,
     num_labels,
     rows_of,
 )
@@ -128,7 +129,7 @@ def _prepare(
             raise InvalidArgument(
                 f"SVMClassifier: {sv.size} support vector values for {S} vectors x {f} features"
             )
-        dec = kern(x) @ pair_coef
+        dec = mm(kern(x), pair_coef)
         dec += rho_
         if jit is not None and N:
             idx, probs = jit.ovo_probabilities(dec, pi, pj, pa, pb, K)

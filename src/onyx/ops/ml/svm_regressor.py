@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import FLOAT, as_2d, as_float, rows_of
+from onyx.ops.ml._common import FLOAT, as_2d, as_float, mm, rows_of
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._svm import kernel_function
 from onyx.ops.registry import op, shape_rule
@@ -43,11 +43,11 @@ def _prepare(
                         f"SVMRegressor: {coef.size} coefficients for {n_supports} support vectors"
                     )
                 kern = kernels[F] = kernel_function(sv.reshape(n_supports, F), kernel_type, kernel_params)
-            y = kern(x) @ coef + r
+            y = mm(kern(x), coef) + r
         else:
             if coef.size != F:
                 raise InvalidArgument(f"SVMRegressor: {coef.size} coefficients for {F} features (linear)")
-            y = x @ coef + r
+            y = mm(x, coef) + r
         if one_class:
             y = np.where(y > 0, 1.0, -1.0)
         y = y.reshape(-1, 1)
