@@ -28,6 +28,20 @@ def test_run_with_inputs_saves_outputs(tmp_path, capsys):
     assert label.shape == (5,) and label.dtype == np.int64
 
 
+def test_run_never_overwrites_existing_outputs_without_force(tmp_path, capsys):
+    model, samples = shipped_model()
+    np.save(tmp_path / "x.npy", np.load(samples)["x"][:2])
+    out = tmp_path / "out"
+    out.mkdir()
+    np.save(out / "label.npy", np.arange(3))
+    args = ["run", model, "--input", f"input={tmp_path / 'x.npy'}", "--output-dir", str(out)]
+    assert main(args) == 2
+    assert "--force" in capsys.readouterr().err
+    np.testing.assert_array_equal(np.load(out / "label.npy"), np.arange(3))  # the user's file is intact
+    assert main([*args, "--force"]) == 0
+    assert np.load(out / "label.npy").shape == (2,)
+
+
 def test_run_reports_bad_input_name(tmp_path, capsys):
     model, samples = shipped_model()
     np.save(tmp_path / "x.npy", np.load(samples)["x"][:1])

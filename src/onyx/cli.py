@@ -166,6 +166,8 @@ def run(args: argparse.Namespace, out=None) -> int:
         if args.output_dir:
             os.makedirs(args.output_dir, exist_ok=True)
             dest = os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy")
+            if os.path.exists(dest) and not args.force:
+                raise InvalidArgument(f"{dest} exists: pass --force to overwrite it")
             if isinstance(value, np.ndarray):
                 np.save(dest, value, allow_pickle=False)
                 p(f"{name}: {value.dtype}{list(value.shape)} -> {dest}")
@@ -192,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("model", nargs="?")
     p_run.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
     p_run.add_argument("--output-dir", "-o")
+    p_run.add_argument("--force", action="store_true", help="overwrite existing .npy files in --output-dir")
     p_check = sub.add_parser("check", help="validate a model")
     p_check.add_argument("model")
     sub.add_parser("ops", help="list the operators onyx implements")
