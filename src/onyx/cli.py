@@ -162,12 +162,16 @@ def run(args: argparse.Namespace, out=None) -> int:
     outs = sess.run(None, feeds)
     dt = time.perf_counter() - t0
     names = [o.name for o in sess.get_outputs()]
+    dests = {}
+    if args.output_dir:
+        dests = {name: os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy") for name in names}
+        clash = [d for d in dests.values() if os.path.exists(d)]
+        if clash and not args.force:  # checked before anything is written
+            raise InvalidArgument(f"{', '.join(clash)} exist(s): pass --force to overwrite")
+        os.makedirs(args.output_dir, exist_ok=True)
     for name, value in zip(names, outs):
         if args.output_dir:
-            os.makedirs(args.output_dir, exist_ok=True)
-            dest = os.path.join(args.output_dir, f"{name.replace('/', '_')}.npy")
-            if os.path.exists(dest) and not args.force:
-                raise InvalidArgument(f"{dest} exists: pass --force to overwrite it")
+            dest = dests[name]
             if isinstance(value, np.ndarray):
                 np.save(dest, value, allow_pickle=False)
                 p(f"{name}: {value.dtype}{list(value.shape)} -> {dest}")
