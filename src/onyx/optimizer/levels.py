@@ -85,8 +85,23 @@ def passes_for(level: int) -> list[Pass]:
 
 
 def optimize(model: Model, level: int = 99, max_iterations: int = 10) -> Model:
-    """Run the passes of ``level`` on ``model`` (in place) until none changes it; return the model."""
-    passes = passes_for(int(level))
+    """Run the passes of ``level`` on ``model`` (in place) until none changes it; return the model.
+
+    ``level`` is an onnxruntime level: 0 (ORT_DISABLE_ALL), 1 (basic), 2 (extended), 3 or 99 (all).
+    """
+    from onyx.errors import InvalidArgument
+
+    if not isinstance(model, Model):
+        raise InvalidArgument(f"optimize expects an onyx Model, got {type(model).__name__}")
+    try:
+        level = int(level)
+    except (TypeError, ValueError):
+        raise InvalidArgument(
+            f"optimization level must be an int or GraphOptimizationLevel, got {level!r}"
+        ) from None
+    if level < 0:
+        raise InvalidArgument(f"optimization level must not be negative, got {level}")
+    passes = passes_for(level)
     for _ in range(max_iterations):
         changed = False
         for p in passes:
