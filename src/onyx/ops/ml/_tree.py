@@ -4,7 +4,9 @@ Every encoding is compiled once into flat arrays over a global node index (inter
 alike): feature, threshold, comparison mode, true/false successor, NaN direction, and for leaves a row
 of a (leaves x targets) weight matrix. Evaluation walks all (row, tree) pairs together, one depth level
 per iteration, with numpy fancy indexing over the pairs still on interior nodes; there is no Python loop
-per row or per tree.
+per row or per tree. For a few rows and trees of at most 64 leaves, every branch condition is evaluated
+at once instead and each tree's leaf found by AND-ing leaf masks (no loop per level). With the optional
+``perf`` extra (numba), a compiled loop walks each (row, tree) pair and sums the leaf weights.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ class Forest:
         if N * (len(self.feature) - len(self.weights)) <= _ALL_NODES_BUDGET:
             ranges = self._leaf_ranges()
             if ranges is not None and N * len(ranges[0]) <= _ALL_NODES_BUDGET:
-                found = self._leaves_all_nodes(X, ranges)
+                found = self._leaves_bits(X, ranges)
                 if found is not None:
                     return found
         xflat = X.reshape(-1)
@@ -171,12 +173,12 @@ class Forest:
         return node.reshape(N, T)
 
     def _leaf_ranges(self):
-        """For the few-rows walk: the forest as leaf ranges, or None where that does not pay or apply.
+        """For the few-rows walk: the forest as leaf masks (see _bit_plan), or None where it does not
+        apply: a BRANCH_MEMBER node, a shared node or cycle, a tree of more than 64 leaves.
 
         Leaves are numbered depth-first, true branch first, tree after tree, so that every subtree's
-        leaves are one contiguous range. A branch node rules out the range of the side it does not
-        take; the leaf no node rules out is the one the row reaches (one per tree). Computed once; None
-        when a node is shared or the trees are deep and wide (the level walk is cheaper then).
+        leaves are one contiguous range; a branch node rules out the side it does not take, and the one
+        leaf no node of its tree rules out is the leaf the row reaches. Computed once.
         """
         cached_ranges = self.__dict__.get("_ranges", False)
         if cached_ranges is not False:
@@ -193,11 +195,14 @@ class Forest:
         hi = [0] * n
         order: list[int] = []
         internal: list[int] = []
-        max_depth = 0
+        firsts: list[int] = []  # per tree: its first leaf's position, and its first internal node's
+        int_starts: list[int] = []
         for r in self.roots.tolist():
-            stack = [(r, 0, False)]
+            firsts.append(len(order))
+            int_starts.append(len(internal))
+            stack = [(r, False)]
             while stack:
-                nd, depth, done = stack.pop()
+                nd, done = stack.pop()
                 if done:
                     lo[nd] = lo[tn[nd]]
                     hi[nd] = hi[fn[nd]]
@@ -209,59 +214,74 @@ class Forest:
                     lo[nd] = len(order)
                     order.append(nd)
                     hi[nd] = len(order)
-                    max_depth = max(max_depth, depth)
                     continue
                 internal.append(nd)
-                stack.append((nd, depth, True))
-                stack.append((fn[nd], depth + 1, False))
-                stack.append((tn[nd], depth + 1, False))
-        if len(internal) > 4 * len(self.roots) * max(max_depth, 1):
+                stack.append((nd, True))
+                stack.append((fn[nd], False))
+                stack.append((tn[nd], False))
+        if not internal:
             return None
-        idx = np.asarray(internal, dtype=np.int64)
-        lo_a = np.asarray(lo, dtype=np.int64)
-        hi_a = np.asarray(hi, dtype=np.int64)
-        t_next = self.true_next[idx]
-        f_next = self.false_next[idx]
-        self._ranges = (
+        counts = np.diff(np.asarray(firsts + [len(order)]))
+        if counts.max() > 64:
+            return None
+        self._ranges = self._bit_plan(internal, int_starts, firsts, counts, lo, hi, order)
+        return self._ranges
+
+    def _bit_plan(self, internal, int_starts, firsts, counts, lo, hi, order):
+        """Trees of at most 64 leaves: each branch node as two uint64 leaf masks (the leaves still
+        possible when its condition holds, and when it does not); a row's leaf in a tree is the one bit
+        left after AND-ing its nodes' masks. Each tree's columns start with one all-ones column, so that
+        a tree without branches has a column too."""
+        tn = self.true_next
+        fn = self.false_next
+        cols, m_true, m_false, starts = [], [], [], []
+        for t in range(len(firsts)):
+            first = firsts[t]
+            full = (1 << int(counts[t])) - 1
+            starts.append(len(cols))
+            cols.append(internal[0])  # the all-ones column: its condition does not matter
+            m_true.append(full)
+            m_false.append(full)
+            stop = int_starts[t + 1] if t + 1 < len(int_starts) else len(internal)
+            for nd in internal[int_starts[t] : stop]:
+                a, b = lo[tn[nd]] - first, hi[tn[nd]] - first  # the true side's leaves
+                c, d = lo[fn[nd]] - first, hi[fn[nd]] - first  # the false side's
+                m_true.append(full & ~(((1 << d) - 1) ^ ((1 << c) - 1)))
+                m_false.append(full & ~(((1 << b) - 1) ^ ((1 << a) - 1)))
+                cols.append(nd)
+        idx = np.asarray(cols, dtype=np.int64)
+        return (
             idx,
             self.feature[idx],
             self.threshold[idx],
             self.missing_true[idx],
-            lo_a[f_next],  # the range ruled out when the condition holds: the false side
-            hi_a[f_next],
-            lo_a[t_next],  # and when it does not: the true side
-            hi_a[t_next],
+            np.asarray(m_true, dtype=np.uint64),
+            np.asarray(m_false, dtype=np.uint64),
+            np.asarray(starts, dtype=np.int64),
             np.asarray(order, dtype=np.int64),
+            np.asarray(firsts, dtype=np.int64),
         )
-        return self._ranges
 
-    def _leaves_all_nodes(self, X: np.ndarray, ranges) -> np.ndarray | None:
-        """(N, T) leaves from every branch condition evaluated at once (few rows, shallow trees)."""
-        idx, feat, thr, miss, f_lo, f_hi, t_lo, t_hi, order = ranges
-        N = X.shape[0]
-        L = len(order)
-        v = X[:, feat]  # (N, internal nodes)
-        if self.single_mode is not None:
-            cond = self._compare(self.single_mode, v, thr, idx)
-        else:
-            cond = self._condition(v.reshape(-1), np.tile(idx, N)).reshape(v.shape)
+    def _leaves_bits(self, X: np.ndarray, plan) -> np.ndarray | None:
+        """(N, T) leaves from every branch condition evaluated at once (few rows, small trees)."""
+        idx, feat, thr, miss, m_true, m_false, starts, order, firsts = plan
+        v = X[:, feat]
+        cond = self._branch(v, thr, idx)
         if self.any_missing_true:
             cond |= np.isnan(v) & miss
-        start = np.where(cond, f_lo, t_lo)
-        end = np.where(cond, f_hi, t_hi)
-        if N > 1:
-            offset = (np.arange(N, dtype=np.int64) * (L + 1))[:, None]
-            start += offset
-            end += offset
-        size = N * (L + 1)
-        cover = np.bincount(start.reshape(-1), minlength=size)
-        cover -= np.bincount(end.reshape(-1), minlength=size)
-        np.cumsum(cover, out=cover)
-        alive = np.nonzero(cover.reshape(N, L + 1)[:, :L] == 0)[1]
-        T = len(self.roots)
-        if len(alive) != N * T:
+        alive = np.bitwise_and.reduceat(np.where(cond, m_true, m_false), starts, axis=1)
+        if not alive.all():
             return None
-        return order[alive].reshape(N, T)
+        # one bit left per (row, tree): its position is exact in float64
+        local = np.log2(alive.astype(np.float64)).astype(np.int64)
+        local += firsts
+        return order[local]
+
+    def _branch(self, v: np.ndarray, thr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Branch conditions of (rows, nodes) values against the nodes ``idx``."""
+        if self.single_mode is not None:
+            return self._compare(self.single_mode, v, thr, idx)
+        return self._condition(v.reshape(-1), np.tile(idx, v.shape[0])).reshape(v.shape)
 
     # ---- aggregation -------------------------------------------------------------------------
     def aggregate(self, X: np.ndarray, how: str = "SUM", dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +309,21 @@ class Forest:
         has = np.zeros((N, K), dtype=bool)
         if N == 0 or T == 0:
             return scores, has
-        if self.max_leaf_entries <= 1:
+        if how in ("SUM", "AVERAGE"):
+            # W is zero where a leaf has no weight for a target: one gather, one sequential sum
+            W = self._weights_as(dtype)
+            every_leaf_scores = self.__dict__.get("_every_leaf_scores")
+            if every_leaf_scores is None:
+                every_leaf_scores = self._every_leaf_scores = bool(self.has_weight.all())
+            step = max(1, (1 << 22) // max(1, T * K))
+            for s0 in range(0, N, step):
+                lv = leaves[s0 : s0 + step]
+                scores[s0 : s0 + step] = np.cumsum(W[lv], axis=1)[:, -1]
+                if not every_leaf_scores:
+                    has[s0 : s0 + step] = self.has_weight[lv].any(axis=1)
+            if every_leaf_scores:
+                has[...] = True
+        elif self.max_leaf_entries <= 1:
             w = self.leaf_weight.astype(dtype)[leaves]
             h = self.leaf_has[leaves]
             tg = self.leaf_target[leaves] if K > 1 else None
@@ -311,13 +345,20 @@ class Forest:
             scores /= dtype.type(T)
         return scores, has
 
+    def _weights_as(self, dtype: np.dtype) -> np.ndarray:
+        """The (leaves, targets) weights in ``dtype``, converted once."""
+        cache = self.__dict__.setdefault("_weights_by_dtype", {})
+        W = cache.get(dtype)
+        if W is None:
+            W = cache[dtype] = np.ascontiguousarray(self.weights, dtype=dtype)
+        return W
+
     def _jit_sum(self, X: np.ndarray, dtype: np.dtype):
         """SUM through the compiled walk (the perf extra), or None where it does not apply."""
         jit = self.__dict__.get("_jit", False)
         if jit is False:
             jit = jit_module() if self.single_mode != MEMBER and not np.any(self.mode == MEMBER) else None
             self._jit = jit
-            self._dense = {}
         if jit is None:
             return None
         N, nfeat = X.shape
@@ -325,9 +366,7 @@ class Forest:
             raise InvalidArgument(
                 f"tree ensemble: a node reads feature {self.max_feature} but X has {nfeat} features"
             )
-        W = self._dense.get(dtype)
-        if W is None:
-            W = self._dense[dtype] = np.ascontiguousarray(self.weights, dtype=dtype)
+        W = self._weights_as(dtype)
         packed = self.__dict__.get("_packed")
         if packed is None:
             packed = np.empty((len(self.feature), 4))

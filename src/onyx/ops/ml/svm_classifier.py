@@ -156,7 +156,7 @@ def _prepare(
     return kernel_svm
 
 
-_FEW_ROWS = 4  # up to this many rows the probability coupling runs in Python floats
+_FEW_ROWS = 12  # up to this many rows the probability coupling runs in Python floats
 
 
 @op("SVMClassifier", domain="ai.onnx.ml", since=1)
