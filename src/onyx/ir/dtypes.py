@@ -197,6 +197,68 @@ FLOATING = {
 }
 
 
+def ml_dtype(name: str) -> np.dtype:
+    """An ml_dtypes dtype by name (``"bfloat16"``), importing ml_dtypes (slow to import) on first use."""
+    dt = _ML_BY_NAME.get(name)
+    if dt is None:
+        import ml_dtypes
+
+        dt = _ML_BY_NAME[name] = np.dtype(getattr(ml_dtypes, name))
+    return dt
+
+
+_ML_BY_NAME: dict[str, np.dtype] = {}
+_NUMPY_NATIVE = frozenset(
+    np.dtype(t)
+    for t in (
+        np.float16,
+        np.float32,
+        np.float64,
+        np.longdouble,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+    )
+)
+
+
+class LazyDtypeSet:
+    """A set of ml_dtypes dtypes that imports ml_dtypes only when asked about an extension dtype.
+
+    numpy's own dtypes are answered without the import; only a dtype that could be an extension type
+    (an array can only have one once ml_dtypes is imported) loads it.
+    """
+
+    def __init__(self, *names: str):
+        self._names = names
+        self._set: frozenset[np.dtype] | None = None
+
+    def _get(self) -> frozenset[np.dtype]:
+        if self._set is None:
+            self._set = frozenset(ml_dtype(n) for n in self._names)
+        return self._set
+
+    def __contains__(self, dtype: object) -> bool:
+        try:
+            dt = np.dtype(dtype)  # type: ignore[call-overload]
+        except TypeError:
+            return False
+        if dt.kind not in "Vfiu" or dt in _NUMPY_NATIVE:
+            return False
+        return dt in self._get()
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 def from_numpy(dtype: np.dtype | type) -> DataType:
     """The ONNX element type of a numpy dtype; str and bytes arrays map to STRING."""
     dt = np.dtype(dtype)

@@ -5,27 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ir.dtypes import LazyDtypeSet
 
 #: ml_dtypes float types: numpy arithmetic on them is slow or missing, so compute in float32.
-ML_FLOATS = frozenset(
-    np.dtype(t)
-    for t in (
-        ml_dtypes.bfloat16,
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e4m3fnuz,
-        ml_dtypes.float8_e5m2,
-        ml_dtypes.float8_e5m2fnuz,
-        ml_dtypes.float8_e8m0fnu,
-        ml_dtypes.float4_e2m1fn,
-        ml_dtypes.float6_e2m3fn,
-        ml_dtypes.float6_e3m2fn,
-    )
+ML_FLOATS = LazyDtypeSet(
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
 )
-ML_INTS = frozenset(np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2))
+ML_INTS = LazyDtypeSet("int4", "uint4", "int2", "uint2")
 
 
 def is_ml_dtype(dtype: np.dtype) -> bool:

@@ -19,26 +19,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ir.dtypes import DataType, to_numpy
+from onyx.ir.dtypes import DataType, LazyDtypeSet, ml_dtype, to_numpy
 from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor import _shapes as S
 from onyx.ops.tensor._common import ML_FLOATS, ML_INTS
 from onyx.shape_inference import ShapeContext
 
-_F8_SATURATING = frozenset(
-    np.dtype(t)
-    for t in (
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e4m3fnuz,
-        ml_dtypes.float8_e5m2,
-        ml_dtypes.float8_e5m2fnuz,
-    )
-)
-_E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
+_F8_SATURATING = LazyDtypeSet("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+_E8M0 = LazyDtypeSet("float8_e8m0fnu")
 _OBJECT = np.dtype(object)
 _ROUND_MODES = ("up", "down", "nearest")
 _INF = float("inf")
@@ -82,7 +73,7 @@ def _cast(x: Any, dtype: np.dtype, saturate: int, round_mode: str):
             return x != 0
         if dtype in _F8_SATURATING:
             return _to_float8(x, dtype, bool(saturate))
-        if dtype == _E8M0:
+        if dtype in _E8M0:
             return _to_e8m0(x, bool(saturate), round_mode)
         if x.dtype in ML_FLOATS or x.dtype in ML_INTS:
             # ml_dtypes converts between its own types and the builtin ones; go through float32
@@ -102,6 +93,8 @@ def _to_float8(x: np.ndarray, dtype: np.dtype, saturate: bool) -> np.ndarray:
     elif x.dtype.kind in "iu":
         x = x.astype(np.float64)
     if saturate:
+        import ml_dtypes  # the dtype is an ml_dtypes type, so ml_dtypes is already imported
+
         fmax = float(ml_dtypes.finfo(dtype).max)
         x = np.clip(x, -fmax, fmax)  # NaN passes through np.clip unchanged
     return x.astype(dtype)
@@ -133,7 +126,7 @@ def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
     else:
         biased = np.where((biased < 0) | (biased > 254) | inf | zero, 255, biased)
     biased = np.where(nan, 255, biased)
-    return biased.astype(np.uint8).view(_E8M0)
+    return biased.astype(np.uint8).view(ml_dtype("float8_e8m0fnu"))
 
 
 # ---------------------------------------------------------------------------------------------------

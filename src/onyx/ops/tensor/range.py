@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ir.dtypes import LazyDtypeSet
 from onyx.ir.symbolic import Sym
 from onyx.ops.registry import op, shape_rule
 from onyx.ops.tensor import _shapes as S
 from onyx.shape_inference import ShapeContext
 
-_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_BF16 = LazyDtypeSet("bfloat16")
 
 
 def _scalar(v, what: str) -> np.ndarray:
@@ -32,7 +32,7 @@ def _range(start, limit, delta, stash_type: int = 1) -> np.ndarray:
             raise InvalidArgument("Range: delta must not be zero")
         n = max(-((si - li) // di), 0)
         return (si + np.arange(n, dtype=np.int64) * di).astype(dtype)
-    if dtype in _LOW_FLOATS:
+    if dtype == np.float16 or dtype in _BF16:
         # stash_type 1: start, limit and delta go to float32 first; otherwise compute in the type itself
         work = np.dtype(np.float32) if stash_type == 1 else dtype
     else:
