@@ -189,6 +189,21 @@ def run(args: argparse.Namespace, out=None) -> int:
     return 0
 
 
+def ops(out=None) -> None:
+    """Print the operator table: domain::op, kernel version ranges, element types."""
+    import json
+
+    from onyx.ops.registry import registered
+
+    out = out or sys.stdout
+    types_file = resources.files("onyx") / "data" / "op_types.json"
+    types = json.loads(types_file.read_text()) if types_file.is_file() else {}
+    for (domain, op), ks in sorted(registered().items()):
+        key = f"{domain or 'ai.onnx'}::{op}"
+        ranges = ", ".join(k.version_range for k in ks)
+        print(f"{key:48s} {ranges:40s} {types.get(key, '')}", file=out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="onyx", description="Read, check and run ONNX models on numpy.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -215,10 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             check(load(args.model, load_external_data=False))
             print(f"{args.model}: OK")
         elif args.command == "ops":
-            from onyx.ops.registry import registered
-
-            for (domain, op), ks in sorted(registered().items()):
-                print(f"{domain or 'ai.onnx'}::{op}  " + ", ".join(k.version_range for k in ks))
+            ops()
         return 0
     except OnyxError as e:
         print(f"onyx: error: {type(e).__name__}: {e}", file=sys.stderr)

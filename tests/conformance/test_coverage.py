@@ -34,3 +34,10 @@ def test_operator_table_lists_every_registered_op():
     }
     missing = [f"{d}::{o}" for (d, o) in builtin if f"| {o} |" not in table]
     assert not missing, f"regenerate docs/OperatorKernels.md (scripts/gen_operator_table.py): {missing}"
+    import json
+
+    import onyx
+
+    shipped = json.loads((Path(onyx.__file__).parent / "data" / "op_types.json").read_text())
+    unlisted = [f"{d or 'ai.onnx'}::{o}" for (d, o) in builtin if f"{d or 'ai.onnx'}::{o}" not in shipped]
+    assert not unlisted, f"regenerate src/onyx/data/op_types.json (scripts/gen_operator_table.py): {unlisted}"
