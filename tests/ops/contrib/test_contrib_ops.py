@@ -260,3 +260,28 @@ def test_mha_present_and_qk_outputs():
         got = onyx.InferenceSession(data).run(None, feeds)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "c,m,k,g,hw,s", [(8, 8, 3, 8, 14, 1), (8, 16, 1, 1, 14, 1), (8, 16, 3, 1, 14, 2), (32, 32, 3, 32, 7, 2)]
+)
+@pytest.mark.parametrize("act", ["Relu", "Sigmoid", "Clip"])
+def test_fused_conv_activation_on_every_conv_path(c, m, k, g, hw, s, act):
+    """The activation is applied per finished output block (depthwise, 1x1, im2col paths): same as after."""
+    from onyx.ops.contrib.fused_conv import fused_conv
+    from onyx.ops.nn.conv import conv
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+    w = rng.standard_normal((m, c // g, k, k)).astype(np.float32)
+    b = rng.standard_normal(m).astype(np.float32)
+    params = [0.0, 6.0] if act == "Clip" else None
+    kw = dict(group=g, pads=[k // 2] * 4, strides=[s, s])
+    y = fused_conv(x, w, b, activation=act, activation_params=params, **kw)
+    ref = conv(x, w, b, **kw)
+    ref = {
+        "Relu": lambda r: np.maximum(r, 0),
+        "Sigmoid": lambda r: 1 / (1 + np.exp(-r)),
+        "Clip": lambda r: np.clip(r, 0, 6),
+    }[act](ref)
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)

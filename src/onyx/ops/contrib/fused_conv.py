@@ -21,9 +21,17 @@ def fused_conv(
     kernel_shape=None,
     pads=None,
     strides=None,
+    _ctx=None,
 ):
     dtype = X.dtype
     x = to_compute(X)
+    params = list(activation_params or [])
+    post = None
+    if activation and Z is None:  # applied to each finished block of the output while it is in cache
+
+        def post(block):
+            return activate_(block, activation, params, "FusedConv")
+
     y = conv_forward(
         x,
         W.astype(x.dtype, copy=False),
@@ -34,11 +42,13 @@ def fused_conv(
         kernel_shape=kernel_shape,
         pads=pads,
         strides=strides,
+        ctx=_ctx,
+        post=post,
     )
     if Z is not None:
         y = y + Z.astype(y.dtype, copy=False)
-    if activation:
-        y = activate_(y, activation, list(activation_params or []), "FusedConv")
+        if activation:
+            y = activate_(y, activation, params, "FusedConv")
     return back(y, dtype)
 
 
