@@ -124,6 +124,11 @@ class InferenceSession:
         self._model = model
         g = model.graph
         threads = int(self._options.intra_op_num_threads or 0)
+        if self._options.enable_cpu_mem_arena:
+            # like onnxruntime's CPU arena: freed intermediates are kept and reused by the next run
+            from onyx.runtime.allocator import keep_freed_memory
+
+            keep_freed_memory()
         kctx = KernelContext(intra_op_num_threads=threads)
         kctx.extra["opsets"] = model.opsets
         self._blas_threads = threads  # applied per run: BLAS's thread count is global to the process
