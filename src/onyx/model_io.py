@@ -11,7 +11,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument, InvalidProtobuf, NoSuchFile, OnyxError
 from onyx.ir.model import Model
-from onyx.ir.tensor import SparseTensor, Tensor
+from onyx.ir.tensor import FileMap, SparseTensor, Tensor
 from onyx.proto import decode as _decode
 from onyx.proto import encode as _encode
 from onyx.proto.external_data import ExternalWriter, attach_loader, mark_base_dir
@@ -34,7 +34,9 @@ def _open_buffer(f: Any) -> tuple[Any, str | None, Any]:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 raise InvalidProtobuf(f"model file {path!r} is empty")
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            mm = FileMap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            st = os.fstat(fh.fileno())
+            mm.path, mm.stamp = os.path.abspath(path), (st.st_ino, st.st_size, st.st_mtime_ns)
         return memoryview(mm), base, mm
     if isinstance(f, bytes | bytearray | memoryview):
         mv = memoryview(f)

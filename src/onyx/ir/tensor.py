@@ -9,6 +9,8 @@ the same storage back, so a load/save round trip is exact.
 from __future__ import annotations
 
 import math
+import mmap
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,6 +218,10 @@ class Tensor:
 
             raw = read_external(self)
         if raw is not None:
+            if isinstance(self._owner, FileMap) and dt not in PACKED_SUBBYTE and dt not in SIX_BIT:
+                arr = _read_unaligned(self._owner, raw, dt, dims)
+                if arr is not None:
+                    return arr
             arr = raw_to_array(raw, dt, dims, self.name)
             if (
                 self._owner is not None
@@ -225,6 +231,49 @@ class Tensor:
                 _release_pages(self._owner, raw)  # copied (unaligned): the file's pages are not needed
             return arr
         return typed_to_array(self.typed or [], self.typed_field, dt, dims, self.name)
+
+
+class FileMap(mmap.mmap):
+    """A read-only mapping of a model file that remembers the file: ``path`` and ``stamp``
+    (inode, size, mtime) as they were when it was mapped."""
+
+    path: str = ""
+    stamp: tuple = ()
+
+
+def _read_unaligned(owner: FileMap, raw: Any, dt: DataType, dims: tuple[int, ...]) -> np.ndarray | None:
+    """An unaligned tensor read straight from the file into an aligned array (no page faults on the
+    mapping, which then needs no pages for it at all); None when aligned (the zero-copy view serves),
+    when the size is wrong (raw_to_array reports it) or when the file changed since it was mapped."""
+    npdt = dt.numpy_dtype
+    view = np.frombuffer(raw, dtype=np.uint8)
+    count = math.prod(dims)
+    if view.size != count * npdt.itemsize or view.size == 0 or view.ctypes.data % npdt.itemsize == 0:
+        return None
+    if not owner.path or sys.byteorder != "little":
+        return None
+    try:
+        offset = view.ctypes.data - np.frombuffer(owner, dtype=np.uint8, count=0).ctypes.data
+        fd = os.open(owner.path, os.O_RDONLY)
+    except (OSError, ValueError, TypeError, BufferError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != owner.stamp:
+            return None  # the path now names another file (saved over): read the mapping instead
+        out = np.empty(count, dtype=npdt)
+        buf = memoryview(out.reshape(-1).view(np.uint8))
+        done = 0
+        while done < view.size:
+            n = os.preadv(fd, [buf[done:]], offset + done)
+            if n <= 0:
+                return None
+            done += n
+        return out.reshape(dims)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _release_pages(owner: Any, raw: Any) -> None:
