@@ -7,21 +7,20 @@ local windows become one additive bias of shape broadcastable to (B, Hq, Sq, T),
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ir.dtypes import LazyDtypeSet, ml_dtype
 from onyx.ops.nn._common import compute_dtype
 from onyx.ops.nn._shapes import attention_rule
 from onyx.ops.registry import op, shape_rule
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
+_BF16 = LazyDtypeSet("bfloat16")  # ml_dtypes is imported only when a model meets bfloat16
 
 _PRECISION = {
     1: np.dtype(np.float32),
     10: np.dtype(np.float16),
     11: np.dtype(np.float64),
-    16: np.dtype(_BF16),
 }
 
 
@@ -61,9 +60,13 @@ def attention(
     out_dtype = Q.dtype
     # bfloat16 follows the spec's function body op by op (each step rounded to bfloat16); other
     # low-precision types compute in float32
-    emulate = out_dtype == _BF16
+    emulate = out_dtype in _BF16
     ct = out_dtype if emulate else compute_dtype(out_dtype)
-    sm_dt = _PRECISION.get(int(softmax_precision)) if softmax_precision is not None else None
+    sm_dt = None
+    if softmax_precision is not None:
+        sm_dt = (
+            ml_dtype("bfloat16") if int(softmax_precision) == 16 else _PRECISION.get(int(softmax_precision))
+        )
     three_d = Q.ndim == 3
     q = _split_heads(Q, q_num_heads, "Q").astype(ct, copy=False)
     k = _split_heads(K, kv_num_heads, "K")
