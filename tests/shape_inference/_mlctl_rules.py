@@ -22,6 +22,9 @@ import onyx
 from onyx.ir.dtypes import from_numpy
 from onyx.ir.symbolic import Sym, parse_dim
 from onyx.ir.types import MapType, OptionalType, SequenceType, TensorType
+from tests.shape_inference._oprules import dims_str
+from tests.shape_inference._oprules import onnx_types as onnx_types  # re-exported for the tests
+from tests.shape_inference._oprules import same_as_onnx as _same_as_onnx
 
 OPS_DIR = Path(onyx.__file__).parent / "ops"
 FAMILIES = (
@@ -196,53 +199,9 @@ def infer_type(op_type: str, inputs: list[tuple], attrs: dict | None = None, **k
     return onyx_all_types(model(op_type, inputs, attrs, **kw))["y0"]
 
 
-def onnx_types(m: onnx.ModelProto) -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
-    out = {}
-    for v in list(inferred.graph.value_info) + list(inferred.graph.output):
-        if not v.type.HasField("tensor_type"):
-            continue
-        tt = v.type.tensor_type
-        dims = None
-        if tt.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
-        out[v.name] = (tt.elem_type or None, dims)
-    return out
-
-
 def same_as_onnx(m: onnx.ModelProto) -> dict:
-    """Infer with both; onyx knows every elem, rank and dim onnx knows (named dims equal, onnx's
-    unk__ names excepted). Returns onyx's (elem, dims) by name."""
-    ours = onyx_types(m)
-    theirs = onnx_types(m)
-    for name, (elem, dims) in theirs.items():
-        if name not in ours:
-            continue
-        o_elem, o_dims = ours[name]
-        if elem:
-            assert o_elem == elem, f"{name}: onyx elem {o_elem}, onnx {elem}"
-        if dims is None:
-            continue
-        assert o_dims is not None, f"{name}: onyx lost the rank; onnx gives {dims}"
-        assert len(o_dims) == len(dims), f"{name}: onyx {dims_str(o_dims)}, onnx {dims}"
-        for k, (a, b) in enumerate(zip(o_dims, dims)):
-            if isinstance(b, int):
-                assert a == b, f"{name} dim {k}: onyx {dims_str(o_dims)}, onnx {dims}"
-            elif isinstance(b, str) and not b.startswith("unk__"):
-                assert str(a) == b, f"{name} dim {k}: onyx {dims_str(o_dims)}, onnx {dims}"
-    return ours
-
-
-def dims_str(dims) -> list | None:
-    """Dims as ints, names, or None for unknown (a fresh ``unk__k`` name says no more than None)."""
-    if dims is None:
-        return None
-    return [
-        d if d is None or isinstance(d, int) else (None if str(d).startswith("unk__") else str(d))
-        for d in dims
-    ]
+    """_oprules.same_as_onnx with this module's onyx_types (which also reads sequence/map types)."""
+    return _same_as_onnx(m, infer=onyx_types)
 
 
 def _elem_and_shape(value) -> tuple[int, tuple]:

@@ -113,11 +113,13 @@ def onnx_types(m: onnx.ModelProto) -> dict[str, tuple[int | None, list | None]]:
     return out
 
 
-def same_as_onnx(m: onnx.ModelProto) -> dict:
-    """Infer with both; assert onyx knows every elem, rank and dim onnx knows (named dims equal).
-    Returns onyx's types."""
-    ours = onyx_types(m)
+def same_as_onnx(m: onnx.ModelProto, infer=None, names: bool = True, render=None) -> dict:
+    """Infer with onyx (``infer``, default onyx_types) and with onnx; assert onyx knows every elem, rank
+    and static dim onnx knows and, with ``names``, the named dims onnx passes through (not its unk__
+    ones). Returns onyx's types. ``render`` formats dims in messages (default dims_str)."""
+    ours = (infer or onyx_types)(m)
     theirs = onnx_types(m)
+    show = render or dims_str
     for name, (elem, dims) in theirs.items():
         if name not in ours:
             continue
@@ -127,12 +129,12 @@ def same_as_onnx(m: onnx.ModelProto) -> dict:
         if dims is None:
             continue
         assert o_dims is not None, f"{name}: onyx lost the rank; onnx gives {dims}"
-        assert len(o_dims) == len(dims), f"{name}: onyx {o_dims}, onnx {dims}"
+        assert len(o_dims) == len(dims), f"{name}: onyx {show(o_dims)}, onnx {dims}"
         for k, (a, b) in enumerate(zip(o_dims, dims)):
             if isinstance(b, int):
-                assert a == b, f"{name} dim {k}: onyx {a}, onnx {b} (onyx {o_dims}, onnx {dims})"
-            elif isinstance(b, str) and not b.startswith("unk__"):
-                assert str(a) == b, f"{name} dim {k}: onyx {a}, onnx {b} (onyx {o_dims}, onnx {dims})"
+                assert a == b, f"{name} dim {k}: onyx {show(o_dims)}, onnx {dims}"
+            elif names and isinstance(b, str) and not b.startswith("unk__"):
+                assert str(a) == b, f"{name} dim {k}: onyx {show(o_dims)}, onnx {dims}"
     return ours
 
 

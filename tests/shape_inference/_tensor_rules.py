@@ -23,6 +23,8 @@ import onyx
 from onyx.ir.dtypes import from_numpy
 from onyx.ir.symbolic import Sym, parse_dim
 from onyx.ir.types import TensorType
+from tests.shape_inference._oprules import onnx_types as onnx_types  # re-exported for the tests
+from tests.shape_inference._oprules import same_as_onnx as _same_as_onnx
 
 OPS_DIR = Path(onyx.__file__).parent / "ops"
 
@@ -101,41 +103,9 @@ def onyx_types(m: onnx.ModelProto, strict: bool = True) -> dict[str, tuple[int |
     return out
 
 
-def onnx_types(m: onnx.ModelProto) -> dict[str, tuple[int | None, list | None]]:
-    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
-    out = {}
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-        if not vi.type.HasField("tensor_type"):
-            continue
-        tt = vi.type.tensor_type
-        dims = None
-        if tt.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
-        out[vi.name] = (tt.elem_type or None, dims)
-    return out
-
-
 def same_as_onnx(m: onnx.ModelProto, names: bool = False) -> dict:
-    """Infer with both; onyx must agree with every element type, rank and static dim onnx knows
-    (and, with ``names``, with the named dims onnx passes through). Returns onyx's types."""
-    ours = onyx_types(m)
-    theirs = onnx_types(m)
-    for name, (elem, dims) in theirs.items():
-        if name not in ours:
-            continue
-        o_elem, o_dims = ours[name]
-        if elem:
-            assert o_elem == elem, f"{name}: onyx elem {o_elem}, onnx {elem}"
-        if dims is None:
-            continue
-        assert o_dims is not None, f"{name}: onyx lost the rank; onnx gives {dims}"
-        assert len(o_dims) == len(dims), f"{name}: onyx {dims_str(o_dims)}, onnx {dims}"
-        for k, (a, b) in enumerate(zip(o_dims, dims)):
-            if isinstance(b, int):
-                assert a == b, f"{name} dim {k}: onyx {dims_str(o_dims)}, onnx {dims}"
-            elif names and isinstance(b, str) and not b.startswith("unk__"):
-                assert str(a) == b, f"{name} dim {k}: onyx {dims_str(o_dims)}, onnx {dims}"
-    return ours
+    """_oprules.same_as_onnx with this module's onyx_types; named dims checked only with ``names``."""
+    return _same_as_onnx(m, infer=onyx_types, names=names, render=dims_str)
 
 
 def dims_str(dims) -> list | None:
