@@ -3,18 +3,27 @@
     python -m bench._worker RUNTIME MODEL.onnx FEEDS.npz [--seconds S] [--max-iters N] [--threads T]
 
 RUNTIME is onyx, ort or ref (onnx.reference). Session creation is timed from before the runtime's
-import; peak RSS is the process's ru_maxrss.
+import; peak RSS is the process's VmHWM (ru_maxrss would include the parent's peak: Linux carries the
+high-water mark across fork and exec).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 
 T_START = time.perf_counter()
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak resident set (VmHWM), in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main(argv: list[str]) -> int:
@@ -63,7 +72,7 @@ def main(argv: list[str]) -> int:
         t = time.perf_counter()
         run(feeds)
         lat.append(time.perf_counter() - t)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_mb = _peak_rss_mb()
     print(json.dumps({"create_s": create, "first_s": first, "latencies_s": lat, "peak_rss_mb": rss_mb}))
     return 0
 

@@ -44,6 +44,7 @@ def fused_conv(
         strides=strides,
         ctx=_ctx,
         post=post,
+        act=(activation, params) if post is not None else None,
     )
     if Z is not None:
         y = y + Z.astype(y.dtype, copy=False)

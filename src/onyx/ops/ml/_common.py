@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops.linalg.gemm import product
 
 POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 
 def jit_module():
-    """The numba-compiled loops (onyx.ops.ml._jit), or None: numba is not installed (the optional
-    ``perf`` extra) or ONYX_NO_PERF is set. Imported on first use, so only models that need it pay
-    numba's import time."""
-    if os.environ.get("ONYX_NO_PERF", "") not in ("", "0"):
-        return None
-    try:
-        from onyx.ops.ml import _jit
-    except ImportError:
-        return None
-    return _jit
+    """The numba-compiled loops of these kernels (onyx.ops.ml._jit), or None (see onyx.ops._perf)."""
+    return _perf.jit_module("onyx.ops.ml._jit")
 
 
 def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:

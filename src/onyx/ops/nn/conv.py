@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops.nn._common import (
     as_compute_weight,
     as_ints,
@@ -41,11 +42,14 @@ _DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
 
 
-def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None):
+def conv_forward(
+    x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None, act=None
+):
     """The convolution shared by Conv, ConvInteger, QLinearConv and FusedConv (inputs already in
     compute dtype). ``ctx``: the kernel context (its intra_op_num_threads); ``post``: an in-place
     elementwise function (an activation) applied to each finished block of the output while it is
-    still in cache."""
+    still in cache; ``act``: the same activation as (ONNX op name, params), for compiled loops that
+    apply it themselves."""
     check_rank(x, 3, "Conv X")
     if w.ndim != x.ndim:
         raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
@@ -78,6 +82,9 @@ def conv_forward(x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, str
     kp = int(np.prod(kernel))
     threads = intra_op_threads(ctx)
     if cg == 1 and group == c and kp > 1:
+        if nd == 2 and x.dtype in _JIT_DTYPES and (jit := _perf.jit_module("onyx.ops.nn._jit")) is not None:
+            y, done = _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act)
+            return y if post is None or done else _post_whole(post, y)
         y = _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
         return y if post is None else _post_whole(post, y)
     if not blas_single_threaded():
@@ -169,6 +176,66 @@ def _dw_geometry(spatial, kernel, strides, dilations, pb, pe, out):
     width = max(total, length + max(off for _, off in taps))
     phases = sorted({ph for ph, _ in taps})
     return q, total, length, tuple(taps), width, phases
+
+
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act):
+    """_depthwise by the compiled loop (2-D, float32/float64). Returns (y, whether ``act`` was applied)."""
+    n, c = x.shape[:2]
+    q, total, length, taps, width, phases = _dw_geometry(
+        tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
+    )
+    phase_index = {
+        ph: i for i, ph in enumerate((a, bb) for a in range(strides[0]) for bb in range(strides[1]))
+    }
+    tap_phase = np.array([phase_index[ph] for ph, _ in taps], dtype=np.int64)
+    tap_off = np.array([off for _, off in taps], dtype=np.int64)
+    name, params = act if act is not None else ("", ())
+    code = jit.ACTIVATIONS.get(name)
+    alpha = beta = 0.0
+    if code == 2:
+        alpha = float(params[0]) if len(params) > 0 else -np.inf
+        beta = float(params[1]) if len(params) > 1 else np.inf
+    elif code == 3:
+        alpha = float(params[0]) if params else 0.01
+    mult = w.shape[0] // c
+    wk = np.ascontiguousarray(w.reshape(c * mult, -1))
+    bias = np.zeros(0, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
+    y = np.empty((n, c * mult) + tuple(out), dtype=x.dtype)
+    xc = np.ascontiguousarray(x)
+    step = c
+    if threads > 1 and n * c * length * len(taps) >= _DW_SPLIT:
+        step = -(-c // (2 * threads))
+    parts = [(c0, min(c, c0 + step)) for c0 in range(0, c, step)]
+
+    def task(i: int) -> None:
+        c0, c1 = parts[i]
+        jit.depthwise2d(
+            xc,
+            wk,
+            bias,
+            y,
+            c0,
+            c1,
+            mult,
+            pb[0],
+            pb[1],
+            strides[0],
+            strides[1],
+            tap_phase,
+            tap_off,
+            q[0],
+            q[1],
+            width,
+            code or 0,
+            alpha,
+            beta,
+        )
+
+    parallel_for(task, len(parts), threads)
+    return y, act is not None and code is not None
 
 
 def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):

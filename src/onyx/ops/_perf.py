@@ -1,0 +1,34 @@
+"""The optional ``perf`` extra: numba-compiled loops, loaded on first use.
+
+Every compiled loop has a numpy twin in the kernel that calls it, and the two give the same results
+(tests/perf compares them). Set ONYX_NO_PERF=1 to run the numpy paths even where numba is installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from functools import cache
+from types import ModuleType
+
+
+def perf_disabled() -> bool:
+    """True when ONYX_NO_PERF is set (to anything but "" or "0")."""
+    return os.environ.get("ONYX_NO_PERF", "") not in ("", "0")
+
+
+@cache
+def _load(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def jit_module(name: str) -> ModuleType | None:
+    """The numba-compiled module ``name`` (for example ``onyx.ops.nn._jit``), or None: numba is not
+    installed or ONYX_NO_PERF is set. Imported on the first call, so that only the sessions whose
+    kernels use it pay numba's import time."""
+    if perf_disabled():
+        return None
+    return _load(name)
