@@ -7,6 +7,7 @@ no name lookups and no attribute parsing, and frees intermediates as soon as the
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable
 from typing import Any
@@ -209,6 +210,26 @@ class Plan:
         self.steps: list[Step] = [self._compile(n) for n in graph.nodes]
         self.output_slots = [self.slot(v) for v in graph_outputs]
         self._plan_frees()
+        self._fast = self._fast_steps()
+
+    def _fast_steps(self) -> tuple | None:
+        """The steps as flat tuples for :meth:`_run_fast` (None when a step runs subgraphs, which take
+        the general loop): (step, fn, input getter, call mode, kwargs, single output slot or -1, frees).
+        Mode 0: one input, no keyword arguments; 1: several inputs (or none); 2: keyword arguments too."""
+        out = []
+        for st in self.steps:
+            if st.subgraphs:
+                return None
+            n_in = len(st.ins)
+            if n_in == 0:
+                get = _no_inputs
+            elif n_in == 1 and not st.kwargs:
+                get = operator.itemgetter(st.ins[0])
+            else:
+                get = _tuple_getter(st.ins)
+            mode = 2 if st.kwargs else (0 if n_in == 1 else 1)
+            out.append((st, st.fn, get, mode, st.kwargs, st.outs[0] if st.single else -1, st.frees))
+        return tuple(out)
 
     # -- slots ---------------------------------------------------------------------------------
     def slot(self, v: Value) -> int:
@@ -357,6 +378,8 @@ class Plan:
                 env[mine] = outer_env[theirs]
         for s, v in zip(self.input_slots, inputs):
             env[s] = v
+        if profile is None and stop is None and self._fast is not None:
+            return self._run_fast(env)
         for st in self.steps:
             args = [env[i] for i in st.ins]
             kwargs = st.kwargs
@@ -390,6 +413,48 @@ class Plan:
             for s in st.frees:
                 env[s] = None
         return [env[s] for s in self.output_slots]
+
+    def _run_fast(self, env: list[Any]) -> list[Any]:
+        """The steps without profiling, stop checks or subgraphs: the loop of :meth:`run` with every
+        per-step decision taken at compile time (this loop is the executor's whole overhead)."""
+        st = None
+        try:
+            for st, fn, get, mode, kwargs, out, frees in self._fast:
+                if mode == 0:
+                    res = fn(get(env))
+                elif mode == 1:
+                    res = fn(*get(env))
+                else:
+                    res = fn(*get(env), **kwargs)
+                if out >= 0:
+                    env[out] = res
+                else:
+                    if not isinstance(res, tuple | list):
+                        res = (res,)
+                    for s, r in zip(st.outs, res):
+                        env[s] = r
+                if frees:
+                    for s in frees:
+                        env[s] = None
+        except Terminated:
+            raise
+        except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
+            if st is None:
+                raise
+            raise _kernel_failure(st, [env[i] for i in st.ins], e) from e
+        return [env[s] for s in self.output_slots]
+
+
+def _no_inputs(env: list[Any]) -> tuple:
+    return ()
+
+
+def _tuple_getter(slots: tuple[int, ...]) -> Callable[[list[Any]], tuple]:
+    """``env -> tuple(env[s] for s in slots)`` (itemgetter gives a bare value for one slot)."""
+    if len(slots) == 1:
+        (only,) = slots
+        return lambda env: (env[only],)
+    return operator.itemgetter(*slots)
 
 
 def describe_value(x: Any) -> str:

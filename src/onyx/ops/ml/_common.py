@@ -79,9 +79,12 @@ def logistic_pair(x: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
-    m = x.max(axis=1, keepdims=True) if x.shape[1] else 0
-    e = np.exp(x - m)
-    return e / e.sum(axis=1, keepdims=True)
+    if not x.shape[1]:
+        return np.exp(x)
+    e = x - np.maximum.reduce(x, axis=1, keepdims=True)
+    np.exp(e, out=e)
+    e /= np.add.reduce(e, axis=1, keepdims=True)
+    return e
 
 
 def softmax_zero(x: np.ndarray) -> np.ndarray:

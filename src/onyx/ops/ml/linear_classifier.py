@@ -39,6 +39,8 @@ def _prepare(
     coef = np.asarray(coefficients, dtype=np.float32)
     bias = np.asarray(intercepts, dtype=np.float32) if intercepts else None
     by_features: dict[int, tuple] = {}  # F -> (rows C, transposed weights (F, C))
+    # labels 0..C-1 (scikit-learn's usual classes): the best column is the label, no lookup needed
+    identity_labels = labels.dtype == np.int64 and np.array_equal(labels, np.arange(len(labels)))
 
     def weights(F: int) -> tuple:
         if F == 0 or coef.size % F:
@@ -81,7 +83,8 @@ def _prepare(
                 np.subtract(1.0, s, out=z[:, 0], casting="same_kind")
                 z[:, 1] = s
             return y, z
-        y = labels[np.argmax(scores, axis=1)] if len(x) else labels[:0]
+        best = np.argmax(scores, axis=1)
+        y = best if identity_labels else labels[best]
         return y, apply_post(scores, post_transform).astype(np.float32, copy=False)
 
     return run
