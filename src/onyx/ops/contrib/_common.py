@@ -8,7 +8,6 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.ops.math._erf import erf
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -31,15 +30,6 @@ def sigmoid_(y: np.ndarray) -> np.ndarray:
     y += 1
     np.reciprocal(y, out=y)
     return y
-
-
-def gelu_erf(x: np.ndarray) -> np.ndarray:
-    """0.5 * x * (1 + erf(x / sqrt 2)) as a new array (x a native float array)."""
-    t = erf(np.multiply(x, x.dtype.type(_SQRT_HALF)))
-    t += 1
-    t *= x
-    t *= 0.5
-    return t
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from onyx.ops import _perf
 from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
 
 # (centre, coefficients of increasing degree)
@@ -214,8 +215,16 @@ PARALLEL_BLOCKS = 4
 _SQRT_HALF = math.sqrt(0.5)
 
 
-def gelu(x: np.ndarray) -> np.ndarray:
-    """0.5 * x * (1 + erf(x / sqrt(2))) of a float32 or float64 array (others go through float32)."""
+def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """0.5 * v * (1 + erf(v / sqrt(2))) with v = x (+ ``bias``, broadcast over the last axis) of a
+    float32 or float64 array (others go through float32); float32 runs in the compiled loop of the
+    ``perf`` extra when it is installed."""
+    if bias is not None:
+        if x.dtype == _F32 and bias.dtype == _F32 and x.ndim and bias.size == x.shape[-1] and x.size > SMALL:
+            jit = _perf.jit_module("onyx.ops.math._jit")
+            if jit is not None:
+                return _gelu_jit(jit, x, bias.reshape(-1))
+        x = np.add(x, bias)
     dt = x.dtype
     if x.size <= SMALL:
         xd = x.astype(np.float64)
@@ -224,9 +233,49 @@ def gelu(x: np.ndarray) -> np.ndarray:
         e *= xd
         e *= 0.5
         return e.astype(dt)
+    if dt == _F32 and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None:
+        return _gelu_jit(jit, x, None)
     if dt == np.float64 or dt == np.float32:
         return _blocked(_erf64 if dt == np.float64 else _erf32, x, dt, gelu=True)
     return _blocked(_erf32, x, _F32, gelu=True).astype(dt)
+
+
+#: row length of a bias-free input handed to the compiled loop (its rows are split over threads)
+_JIT_ROW = 4096
+
+
+def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by jit.gelu32, rows over threads."""
+    xc = np.ascontiguousarray(x)
+    out = np.empty(xc.shape, dtype=_F32)
+    if bias is not None:
+        pieces = [(xc.reshape(-1, xc.shape[-1]), out.reshape(-1, xc.shape[-1]))]
+        b = np.ascontiguousarray(bias)
+    else:
+        flat, oflat = xc.reshape(-1), out.reshape(-1)
+        full = flat.size // _JIT_ROW * _JIT_ROW
+        pieces = [(flat[:full].reshape(-1, _JIT_ROW), oflat[:full].reshape(-1, _JIT_ROW))]
+        if full < flat.size:
+            pieces.append((flat[full:].reshape(1, -1), oflat[full:].reshape(1, -1)))
+        b = np.zeros(0, dtype=_F32)
+    threads = intra_op_threads() if x.size >= _JIT_PARALLEL else 1
+    tasks = []
+    for xs, os_ in pieces:
+        for r0, r1 in split_ranges(xs.shape[0], 2 * threads):
+            tasks.append((xs, os_, r0, r1))
+    s_c, s_coef = _S32C[0], np.array(_S32C[1], dtype=_F32)
+    g_c, g_coef = _G32C[0], np.array(_G32C[1], dtype=_F32)
+
+    def task(i: int) -> None:
+        xs, os_, r0, r1 = tasks[i]
+        jit.gelu32(xs, b, os_, r0, r1, s_c, s_coef, g_c, g_coef)
+
+    parallel_for(task, len(tasks), threads)
+    return out
+
+
+#: elements from which the compiled gelu splits its rows over threads
+_JIT_PARALLEL = 1 << 16
 
 
 _F32 = np.dtype(np.float32)
