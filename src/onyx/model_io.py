@@ -85,6 +85,26 @@ def load(
     return model
 
 
+def release_mapped_pages(model: Model) -> None:
+    """Let the kernel drop every resident page of the files ``model``'s weights map (the model file and
+    external data files). The mappings stay valid: a weight still used zero-copy is read back from the
+    page cache on its next use, while pages that were touched only once (weights copied or fused at
+    session creation, the protobuf's structure) stop counting in this process's RSS."""
+    owners = {id(b): b for b in model._buffers}
+    graphs = [model.graph] + [g for n in model.graph.walk() for g in n.subgraphs()]
+    for g in graphs:
+        for v in g.initializers.values():
+            o = getattr(v.const, "_owner", None)
+            if o is not None:
+                owners[id(o)] = o
+    for o in owners.values():
+        if isinstance(o, mmap.mmap) and hasattr(o, "madvise") and len(o):
+            try:
+                o.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
+
+
 def load_from_string(data: bytes) -> Model:
     """Alias of :func:`load` for bytes, as onnx names it."""
     return load(data)

@@ -14,6 +14,7 @@ from onyx.errors import InvalidArgument, InvalidGraph, OnyxError
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Value
 from onyx.ir.types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, TypeBase
+from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
 from onyx.runtime.options import GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.runtime.plan import CompileContext, Plan
@@ -140,6 +141,7 @@ class InferenceSession:
         overridable = (model.ir_version or 0) >= 4
         self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names and overridable]
         self._plan = Plan(g, cc)
+        release_mapped_pages(model)  # weights are in place: pages read only while optimizing may go
         self._input_index = {
             v.name: i for i, v in enumerate(g.inputs) if overridable or v.name not in init_names
         }
