@@ -12,6 +12,35 @@ from numba import njit
 ACTIVATIONS = {"": 0, "Relu": 1, "Clip": 2, "LeakyRelu": 3}
 
 
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _taps9(planes, wc, tap_phase, tap_off, acc):  # pragma: no cover - compiled
+    """acc = the nine taps (3x3 kernels) of one channel summed in one pass over the flat planes (no
+    accumulator round trips between taps)."""
+    n = acc.shape[0]
+    w0, w1, w2, w3, w4, w5, w6, w7, w8 = wc[0], wc[1], wc[2], wc[3], wc[4], wc[5], wc[6], wc[7], wc[8]
+    s0 = planes[tap_phase[0], tap_off[0] : tap_off[0] + n]
+    s1 = planes[tap_phase[1], tap_off[1] : tap_off[1] + n]
+    s2 = planes[tap_phase[2], tap_off[2] : tap_off[2] + n]
+    s3 = planes[tap_phase[3], tap_off[3] : tap_off[3] + n]
+    s4 = planes[tap_phase[4], tap_off[4] : tap_off[4] + n]
+    s5 = planes[tap_phase[5], tap_off[5] : tap_off[5] + n]
+    s6 = planes[tap_phase[6], tap_off[6] : tap_off[6] + n]
+    s7 = planes[tap_phase[7], tap_off[7] : tap_off[7] + n]
+    s8 = planes[tap_phase[8], tap_off[8] : tap_off[8] + n]
+    for t in range(n):
+        acc[t] = (
+            w0 * s0[t]
+            + w1 * s1[t]
+            + w2 * s2[t]
+            + w3 * s3[t]
+            + w4 * s4[t]
+            + w5 * s5[t]
+            + w6 * s6[t]
+            + w7 * s7[t]
+            + w8 * s8[t]
+        )
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def depthwise2d(
     x, w, b, y, c0, c1, mult, pad_t, pad_l, sh, sw, tap_phase, tap_off, qh, qw, width, act, alpha, beta
@@ -36,52 +65,67 @@ def depthwise2d(
     zero = acc.dtype.type(0)
     lo = acc.dtype.type(alpha)  # in the array's type, so that the loops below stay in float32
     hi = acc.dtype.type(beta)
+    # where each input row goes, worked out once for all channels (integer divisions are slow):
+    # input row i -> phase plane row_plane[i] + rw, at row_base[i] + col_start[rw] for the columns
+    # j = col_first[rw], + sw, ... (col_count[rw] of them) of column phase rw
+    row_plane = np.empty(h, dtype=np.int64)
+    row_base = np.empty(h, dtype=np.int64)
+    for i in range(h):
+        hp = i + pad_t
+        row_plane[i] = (hp % sh) * sw
+        row_base[i] = (hp // sh) * qw
+    col_first = np.empty(sw, dtype=np.int64)
+    col_start = np.empty(sw, dtype=np.int64)
+    col_count = np.empty(sw, dtype=np.int64)
+    for rw in range(sw):
+        j0 = (rw - pad_l) % sw
+        col_first[rw] = j0
+        col_start[rw] = (j0 + pad_l) // sw
+        col_count[rw] = max(0, (wd - j0 + sw - 1) // sw)
     for n in range(n_img):
         for c in range(c0, c1):
             for i in range(h):
-                hp = i + pad_t
-                row = (hp % sh) * sw
-                base = (hp // sh) * qw
-                for rw in range(sw):  # the columns of phase rw: j = j0, j0 + sw, ... land side by side
-                    j0 = (rw - pad_l) % sw
-                    start = base + (j0 + pad_l) // sw
-                    cnt = (wd - j0 + sw - 1) // sw
-                    dst = planes[row + rw, start : start + cnt]  # slices: unsigned indexing vectorises
-                    src = x[n, c, i]
-                    for t in range(cnt):
-                        dst[t] = src[j0 + t * sw]
+                src = x[n, c, i]
+                for rw in range(sw):
+                    start = row_base[i] + col_start[rw]
+                    cnt = col_count[rw]
+                    dst = planes[
+                        row_plane[i] + rw, start : start + cnt
+                    ]  # slices: unsigned indexing vectorises
+                    j0 = col_first[rw]
+                    if sw == 1:
+                        for t in range(cnt):
+                            dst[t] = src[j0 + t]
+                    else:
+                        for t in range(cnt):
+                            dst[t] = src[j0 + t * sw]
             for m in range(mult):
                 co = c * mult + m
-                for k in range(taps):
-                    wv = w[co, k]
-                    off = tap_off[k]
-                    src = planes[tap_phase[k], off : off + length]
-                    if k == 0:
-                        for t in range(length):
-                            acc[t] = wv * src[t]
-                    else:
-                        for t in range(length):
-                            acc[t] += wv * src[t]
-                if b.shape[0] > 0:
-                    bv = b[co]
-                    for t in range(length):
-                        acc[t] += bv
-                for i in range(oh):
+                if taps == 9:
+                    _taps9(planes, w[co], tap_phase, tap_off, acc)
+                else:
+                    for k in range(taps):
+                        wv = w[co, k]
+                        off = tap_off[k]
+                        src = planes[tap_phase[k], off : off + length]
+                        if k == 0:
+                            for t in range(length):
+                                acc[t] = wv * src[t]
+                        else:
+                            for t in range(length):
+                                acc[t] += wv * src[t]
+                has_bias = b.shape[0] > 0
+                bv = b[co] if has_bias else zero
+                for i in range(oh):  # bias and activation on the way out, padding columns dropped
                     arow = acc[i * qw : i * qw + ow]
                     yrow = y[n, co, i]
-                    if act == 0:
-                        for j in range(ow):
-                            yrow[j] = arow[j]
-                    elif act == 1:
-                        for j in range(ow):
-                            v = arow[j]
-                            yrow[j] = zero if v < zero else v
-                    elif act == 2:
-                        for j in range(ow):
-                            v = arow[j]
+                    for j in range(ow):
+                        v = arow[j] + bv if has_bias else arow[j]
+                        if act == 1:
+                            v = zero if v < zero else v
+                        elif act == 2:
                             v = lo if v < lo else v
-                            yrow[j] = hi if v > hi else v
-                    else:
-                        for j in range(ow):
-                            v = arow[j]
-                            yrow[j] = v * lo if v < zero else v
+                            v = hi if v > hi else v
+                        elif act == 3:
+                            v = v * lo if v < zero else v
+                        yrow[j] = v
