@@ -8,6 +8,7 @@ from functools import lru_cache
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops._derived import derived
 
 _F32 = np.dtype(np.float32)
 
@@ -164,33 +165,10 @@ def check_unidirectional(x_shape, other, what: str, name: str) -> None:
         )
 
 
-_CONVERTED: dict[int, tuple] = {}
-
-
 def as_compute_weight(w: np.ndarray, dtype) -> np.ndarray:
-    """``w`` in ``dtype``; conversions of read-only arrays (a session's frozen weights) are cached.
-
-    The cache holds a weak reference to the source array and drops the entry when it dies, so a
-    reused id() can never return a stale conversion; writeable arrays are always converted afresh.
-    """
-    import weakref
-
+    """``w`` in ``dtype``; conversions of read-only arrays (a session's frozen weights) are cached
+    (onyx.ops._derived)."""
     dtype = np.dtype(dtype)
     if w.dtype == dtype:
         return w
-    if w.flags.writeable or w.size < 4096:
-        return w.astype(dtype)
-    key = id(w)
-    hit = _CONVERTED.get(key)
-    if hit is not None and hit[0]() is w and hit[1] == dtype:
-        return hit[2]
-    conv = w.astype(dtype)
-    conv.flags.writeable = False
-    try:
-        ref = weakref.ref(w, lambda _r, k=key: _CONVERTED.pop(k, None))
-    except TypeError:
-        return conv
-    if len(_CONVERTED) > 4096:
-        _CONVERTED.clear()
-    _CONVERTED[key] = (ref, dtype, conv)
-    return conv
+    return derived(w, ("astype", dtype), lambda: w.astype(dtype))
