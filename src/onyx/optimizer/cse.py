@@ -58,7 +58,19 @@ def _attr_key(a: Attr) -> Any:
     return None  # graphs, type protos: never equal for our purpose
 
 
-def _node_key(node: Node) -> Any:
+def _cheap_key(node: Node) -> Any:
+    """What two equal nodes share besides their attributes (compared only when this matches)."""
+    return (
+        registry.normalize_domain(node.domain),
+        node.op_type,
+        node.overload or "",
+        tuple(id(v) if v is not None else None for v in node.inputs),
+        tuple(bool(v.name) for v in node.outputs),
+    )
+
+
+def _attrs_key(node: Node) -> Any:
+    """The node's attributes as a comparable key, or None when one cannot be compared."""
     attrs = []
     for a in node.attributes.values():
         k = _attr_key(a)
@@ -66,14 +78,10 @@ def _node_key(node: Node) -> Any:
             return None
         attrs.append(k)
     attrs.sort(key=lambda k: k[0])
-    return (
-        registry.normalize_domain(node.domain),
-        node.op_type,
-        node.overload or "",
-        tuple(id(v) if v is not None else None for v in node.inputs),
-        tuple(attrs),
-        tuple(bool(v.name) for v in node.outputs),
-    )
+    return tuple(attrs)
+
+
+_UNKNOWN = object()  # an attribute key not worked out yet
 
 
 def _share_initializers(sc: Scope, g: Graph) -> bool:
@@ -105,18 +113,30 @@ def eliminate_common_subexpressions(model: Model) -> bool:
     for entry in sc.graphs():
         g = entry.graph
         changed |= _share_initializers(sc, g)
-        seen: dict[Any, Node] = {}
+        # nodes by their inputs and op; attribute keys (costly for big attribute lists, such as tree
+        # ensembles') are worked out only when a second node shares the first key
+        seen: dict[Any, list[list[Any]]] = {}
         for node in g.nodes:
             if node.op_type in _SKIP or (node.domain or "") not in (*_DOMAINS, "ai.onnx"):
                 continue
             if not node.outputs or has_subgraphs(node) or sc.is_function_call(node):
                 continue
-            key = _node_key(node)
+            bucket = seen.setdefault(_cheap_key(node), [])
+            if not bucket:
+                bucket.append([_UNKNOWN, node])
+                continue
+            key = _attrs_key(node)
             if key is None:
                 continue
-            first = seen.get(key)
+            first = None
+            for entry in bucket:
+                if entry[0] is _UNKNOWN:
+                    entry[0] = _attrs_key(entry[1])
+                if entry[0] is not None and entry[0] == key:
+                    first = entry[1]
+                    break
             if first is None:
-                seen[key] = node
+                bucket.append([key, node])
                 continue
             for mine, theirs in zip(node.outputs, first.outputs):
                 if sc.is_used(mine) and sc.replace_value(mine, theirs):

@@ -23,7 +23,18 @@ from onyx.ir.types import (
     TypeBase,
     UnknownType,
 )
-from onyx.proto.wire import I32, LEN, VARINT, f32, iter_fields, packed_varints, text, to_int32, to_signed
+from onyx.proto.wire import (
+    I32,
+    LEN,
+    VARINT,
+    f32,
+    iter_fields,
+    packed_varints,
+    text,
+    to_int32,
+    to_signed,
+    unpacked_run,
+)
 
 MAX_DEPTH = 64
 
@@ -378,29 +389,69 @@ class _PendingAttr:
         self.graph_spans = graph_spans
 
 
-def decode_attribute(ctx: Ctx, span: tuple[int, int]) -> _PendingAttr:
-    """AttributeProto. GRAPH values are left as spans for the caller to decode in scope."""
+#: one-byte keys of AttributeProto's repeated floats (7, I32) and ints (8, VARINT)
+_BULK_KEYS = {(7 << 3) | I32: 7, (8 << 3) | VARINT: 8}
+_BULK = -1  # the "wire type" of a run decoded in bulk: val is (values, stop)
+_STRINGS_KEY = (9 << 3) | LEN  # AttributeProto.strings
+
+
+def _strings_run(buf: Any, pos: int, end: int) -> tuple[list[bytes], int]:
+    """The run of strings fields with one-byte lengths from ``pos`` (a tree ensemble's node modes are
+    tens of thousands of them), read in a tight loop; stops where the field-by-field parser is needed."""
+    out = []
+    while pos + 1 < end and buf[pos] == _STRINGS_KEY:
+        n = buf[pos + 1]
+        if n >= 0x80 or pos + 2 + n > end:
+            break
+        out.append(bytes(buf[pos + 2 : pos + 2 + n]))
+        pos += 2 + n
+    return out, pos
+
+
+def _attribute_fields(ctx: Ctx, pos: int, end: int, fields: dict, unknown: list, meta: list) -> int | None:
+    """Read AttributeProto fields from ``pos``; a long run of unpacked floats/ints is decoded in one
+    vectorised step (wire.unpacked_run), after which the caller resumes at the returned offset (None
+    when the message is done)."""
     buf = ctx.buf
-    name = ""
-    type_code = None
-    ref = None
-    doc = None
-    fields: dict[int, list[tuple[int, Any, int]]] = {}
-    unknown = []
-    explicit: dict[str, Any] = {}
-    for fn, wt, val, start in iter_fields(buf, span[0], span[1]):
+    for fn, wt, val, start in iter_fields(buf, pos, end):
+        if buf[start] == _STRINGS_KEY:
+            strings, stop = _strings_run(buf, start, end)
+            if len(strings) > 1:
+                fields.setdefault(9, []).append((_BULK, (strings, stop), start))
+                return stop if stop < end else None
+        bulk_fn = _BULK_KEYS.get(buf[start])
+        if bulk_fn is not None:
+            run = unpacked_run(buf, start, end, buf[start])
+            if run is not None:
+                fields.setdefault(bulk_fn, []).append((_BULK, run, start))
+                return run[1] if run[1] < end else None
         if fn == 1 and wt == LEN:
-            name = text(buf, val)
+            meta[0] = text(buf, val)
         elif fn == 20 and wt == VARINT:
-            type_code = to_int32(val)
+            meta[1] = to_int32(val)
         elif fn == 21 and wt == LEN:
-            ref = text(buf, val)
+            meta[2] = text(buf, val)
         elif fn == 13 and wt == LEN:
-            doc = text(buf, val)
+            meta[3] = text(buf, val)
         elif fn in _SINGLE_FIELDS or fn in _LIST_FIELDS:
             fields.setdefault(fn, []).append((wt, val, start))
         else:
             unknown.append(_raw(ctx, start, wt, val))
+    return None
+
+
+def decode_attribute(ctx: Ctx, span: tuple[int, int]) -> _PendingAttr:
+    """AttributeProto. GRAPH values are left as spans for the caller to decode in scope."""
+    buf = ctx.buf
+    meta: list[Any] = ["", None, None, None]  # name, type code, ref_attr_name, doc_string
+    pos: int | None
+    fields: dict[int, list[tuple[int, Any, int]]] = {}
+    unknown = []
+    explicit: dict[str, Any] = {}
+    pos = span[0]
+    while pos is not None:
+        pos = _attribute_fields(ctx, pos, span[1], fields, unknown, meta)
+    name, type_code, ref, doc = meta
     if type_code is None:
         explicit["type_absent"] = True
         # infer the kind from the field that is set, as old (IR < 3) models need
@@ -412,7 +463,7 @@ def decode_attribute(ctx: Ctx, span: tuple[int, int]) -> _PendingAttr:
     graph_spans: list[tuple[int, int]] = []
     for fn, items in fields.items():
         if fn != value_field:
-            unknown.extend(_raw(ctx, start, wt, val) for wt, val, start in items)
+            unknown.extend(_raw_item(ctx, start, wt, val) for wt, val, start in items)
     items = fields.get(value_field, []) if value_field is not None else []
     t = attr.type
     if value_field in _SINGLE_FIELDS:
@@ -430,6 +481,16 @@ def decode_attribute(ctx: Ctx, span: tuple[int, int]) -> _PendingAttr:
     elif value_field in _LIST_FIELDS:
         values: list[Any] = []
         for wt, val, start in items:
+            if wt == _BULK:
+                if t == AttrType.STRINGS and value_field == 9:
+                    values.extend(val[0])
+                elif t == AttrType.FLOATS and value_field == 7:
+                    values.extend(val[0].view("<f4").tolist())
+                elif t == AttrType.INTS and value_field == 8:
+                    values.extend(val[0].view("int64").tolist())
+                else:
+                    unknown.append(_raw_item(ctx, start, wt, val))
+                continue
             if t == AttrType.FLOATS and _floats(ctx, wt, val, values):
                 continue
             if t == AttrType.INTS and _ints(ctx, wt, val, values):
@@ -451,6 +512,13 @@ def decode_attribute(ctx: Ctx, span: tuple[int, int]) -> _PendingAttr:
     attr.unknown = unknown
     attr.explicit = explicit
     return _PendingAttr(attr, graph_spans)
+
+
+def _raw_item(ctx: Ctx, start: int, wt: int, val: Any) -> bytes:
+    """_raw, also for a run decoded in bulk (its bytes verbatim)."""
+    if wt == _BULK:
+        return bytes(ctx.buf[start : val[1]])
+    return _raw(ctx, start, wt, val)
 
 
 def _wire_ok(t: AttrType, wt: int) -> bool:

@@ -170,6 +170,47 @@ def varints_to_uint64(data: np.ndarray, offset: int = 0) -> np.ndarray:
     return np.bitwise_or.reduceat(vals, starts)
 
 
+#: runs shorter than this are left to the field-by-field parser (numpy's set-up costs more)
+BULK_MIN_BYTES = 64
+
+
+def unpacked_run(buf: Any, pos: int, end: int, key: int) -> tuple[np.ndarray, int] | None:
+    """Decode, vectorised, the run of consecutive unpacked fields with the one-byte ``key`` starting at
+    ``pos``: VARINT keys give uint64 values, I32 keys the raw little-endian 4-byte words (uint32).
+    Returns (values, offset after the run), or None when the run is too short to be worth it.
+
+    A run is exactly what the field-by-field parser reads: each field starts where the previous one
+    ended and begins with ``key``; the run stops at the first byte that breaks this. (Old writers,
+    onnx's among them, store repeated attribute ints/floats unpacked: one key per value.)"""
+    if end - pos < BULK_MIN_BYTES:
+        return None
+    b = np.frombuffer(buf, dtype=np.uint8, count=end - pos, offset=pos)
+    if key & 7 == I32:
+        rows = b[: b.size // 5 * 5].reshape(-1, 5)
+        bad = np.flatnonzero(rows[:, 0] != key)
+        n = int(bad[0]) if bad.size else rows.shape[0]
+        if n < 2:
+            return None
+        return rows[:n, 1:].copy().view("<u4").reshape(-1), pos + 5 * n
+    # VARINT: every byte below 0x80 ends a varint or is a key (the key is one byte below 0x80)
+    term = np.flatnonzero(b < 0x80)
+    keys, ends = term[0::2], term[1::2]
+    n = min(keys.size, ends.size)
+    keys, ends = keys[:n], ends[:n]
+    ok = (b[keys] == key) & (ends - keys <= 10)
+    if n:
+        ok[0] &= keys[0] == 0
+        ok[1:] &= keys[1:] == ends[:-1] + 1
+    bad = np.flatnonzero(~ok)
+    n = int(bad[0]) if bad.size else n
+    if n < 2:
+        return None
+    stop = int(ends[n - 1]) + 1
+    body = np.ones(stop, dtype=bool)
+    body[keys[:n]] = False
+    return varints_to_uint64(b[:stop][body], pos), pos + stop
+
+
 def decode_packed(segments: list[Any], field_no: int) -> np.ndarray:
     """Concatenate the segments of a typed TensorProto field into one numpy array.
 
