@@ -220,7 +220,13 @@ def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
     float32 or float64 array (others go through float32); float32 runs in the compiled loop of the
     ``perf`` extra when it is installed."""
     if bias is not None:
-        if x.dtype == _F32 and bias.dtype == _F32 and x.ndim and bias.size == x.shape[-1] and x.size > SMALL:
+        if (
+            x.dtype == _F32
+            and bias.dtype == _F32
+            and x.ndim
+            and bias.size == x.shape[-1]
+            and x.size >= JIT_MIN
+        ):
             jit = _perf.jit_module("onyx.ops.math._jit")
             if jit is not None:
                 return _gelu_jit(jit, x, bias.reshape(-1))
@@ -233,13 +239,16 @@ def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
         e *= xd
         e *= 0.5
         return e.astype(dt)
-    if dt == _F32 and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None:
+    if dt == _F32 and x.size >= JIT_MIN and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None:
         return _gelu_jit(jit, x, None)
     if dt == np.float64 or dt == np.float32:
         return _blocked(_erf64 if dt == np.float64 else _erf32, x, dt, gelu=True)
     return _blocked(_erf32, x, _F32, gelu=True).astype(dt)
 
 
+#: elements from which gelu uses the compiled loop: below, the numpy path costs about as much, and a
+#: model with only small GELUs (an MLP at batch 1) need not load numba (~0.4 s, ~60 MB) at all
+JIT_MIN = 1 << 15
 #: row length of a bias-free input handed to the compiled loop (its rows are split over threads)
 _JIT_ROW = 4096
 
