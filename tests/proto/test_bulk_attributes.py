@@ -70,15 +70,7 @@ def test_run_interrupted_by_other_fields():
     attr_bytes = bytes(raw) + tail  # AttributeProto fields may come in any order
     parsed = AttributeProto()
     parsed.ParseFromString(attr_bytes)
-    node = helper.make_node("Identity", ["x"], ["y"])
-    node.attribute.append(parsed)
-    g = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", 1, [2])],
-        [helper.make_tensor_value_info("y", 1, [2])],
-    )
-    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    data = _model_with([parsed])
     assert list(_onyx_attrs(data)["v"]) == list(range(300))
 
 
