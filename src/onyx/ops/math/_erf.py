@@ -272,8 +272,8 @@ def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     for xs, os_ in pieces:
         for r0, r1 in split_ranges(xs.shape[0], 2 * threads):
             tasks.append((xs, os_, r0, r1))
-    s_c, s_coef = _S32C[0], np.array(_S32C[1], dtype=_F32)
-    g_c, g_coef = _G32C[0], np.array(_G32C[1], dtype=_F32)
+    s_c, s_coef = _S32C[0], _S32_COEFS
+    g_c, g_coef = _G32C[0], _G32_COEFS
 
     def task(i: int) -> None:
         xs, os_, r0, r1 = tasks[i]
@@ -283,6 +283,9 @@ def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return out
 
 
+#: the float32 fits as arrays, for the compiled loop
+_S32_COEFS = np.array(_S32C[1], dtype=np.float32)
+_G32_COEFS = np.array(_G32C[1], dtype=np.float32)
 #: elements from which the compiled gelu splits its rows over threads
 _JIT_PARALLEL = 1 << 16
 

@@ -181,17 +181,25 @@ def _dw_geometry(spatial, kernel, strides, dilations, pb, pe, out):
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+@lru_cache(maxsize=512)
+def _dw_tap_arrays(taps: tuple, strides: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled loop's view of _dw_geometry's taps, built once per geometry: each tap's phase plane
+    (row-major over the stride phases) and its offset in that plane. Read-only."""
+    phase_index = {ph: i for i, ph in enumerate((a, b) for a in range(strides[0]) for b in range(strides[1]))}
+    tap_phase = np.array([phase_index[ph] for ph, _ in taps], dtype=np.int64)
+    tap_off = np.array([off for _, off in taps], dtype=np.int64)
+    tap_phase.flags.writeable = False
+    tap_off.flags.writeable = False
+    return tap_phase, tap_off
+
+
 def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act):
     """_depthwise by the compiled loop (2-D, float32/float64). Returns (y, whether ``act`` was applied)."""
     n, c = x.shape[:2]
     q, total, length, taps, width, phases = _dw_geometry(
         tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
     )
-    phase_index = {
-        ph: i for i, ph in enumerate((a, bb) for a in range(strides[0]) for bb in range(strides[1]))
-    }
-    tap_phase = np.array([phase_index[ph] for ph, _ in taps], dtype=np.int64)
-    tap_off = np.array([off for _, off in taps], dtype=np.int64)
+    tap_phase, tap_off = _dw_tap_arrays(taps, tuple(strides))
     name, params = act if act is not None else ("", ())
     code = jit.ACTIVATIONS.get(name)
     alpha = beta = 0.0
