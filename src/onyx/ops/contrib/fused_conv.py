@@ -27,10 +27,14 @@ def fused_conv(
     x = to_compute(X)
     params = list(activation_params or [])
     post = None
-    if activation and Z is None:  # applied to each finished block of the output while it is in cache
+    if activation:  # applied to each finished block of the output (Z added) while it is in cache
 
         def post(block):
             return activate_(block, activation, params, "FusedConv")
+
+    z = None
+    if Z is not None:
+        z = Z.astype(x.dtype, copy=False)
 
     y = conv_forward(
         x,
@@ -45,11 +49,8 @@ def fused_conv(
         ctx=_ctx,
         post=post,
         act=(activation, params) if post is not None else None,
+        z=z,
     )
-    if Z is not None:
-        y = y + Z.astype(y.dtype, copy=False)
-        if activation:
-            y = activate_(y, activation, params, "FusedConv")
     return back(y, dtype)
 
 

@@ -129,3 +129,52 @@ def depthwise2d(
                         elif act == 3:
                             v = v * lo if v < zero else v
                         yrow[j] = v
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _finish_row(s, d, zr, has_z, bv, act, lo, hi):  # pragma: no cover - compiled
+    zero = d.dtype.type(0)
+    for j in range(d.shape[0]):
+        v = s[j] + bv
+        if has_z:
+            v += zr[j]
+        if act == 1:
+            v = zero if v < zero else v
+        elif act == 2:
+            v = lo if v < lo else v
+            v = hi if v > hi else v
+        elif act == 3:
+            v = v * lo if v < zero else v
+        d[j] = v
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover - compiled
+    """A convolution's output rows finished in one pass: ``y[i, y0 + r, :] = act(src[i, s0 + r, :W] +
+    b[i % len(b)] + z[i, y0 + r, :])`` for r < ``nrows``, W = y.shape[2]. ``src`` (planes, rows,
+    row >= W) is the GEMM's result, its extra columns (plane padding) dropped; ``b`` and ``z`` are
+    empty for none; ``act`` as in :func:`depthwise2d`."""
+    width = y.shape[2]
+    nb = b.shape[0]
+    has_z = z.shape[0] > 0
+    lo = y.dtype.type(alpha)
+    hi = y.dtype.type(beta)
+    for i in range(y.shape[0]):
+        bv = b[i % nb] if nb > 0 else y.dtype.type(0)
+        for r in range(nrows):
+            d = y[i, y0 + r]
+            _finish_row(src[i, s0 + r, :width], d, z[i, y0 + r] if has_z else d, has_z, bv, act, lo, hi)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def epilogue_inplace(y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover - compiled
+    """:func:`epilogue` with ``y`` as its own source (the GEMM wrote into the output)."""
+    nb = b.shape[0]
+    has_z = z.shape[0] > 0
+    lo = y.dtype.type(alpha)
+    hi = y.dtype.type(beta)
+    for i in range(y.shape[0]):
+        bv = b[i % nb] if nb > 0 else y.dtype.type(0)
+        for r in range(nrows):
+            d = y[i, y0 + r]
+            _finish_row(d, d, z[i, y0 + r] if has_z else d, has_z, bv, act, lo, hi)

@@ -13,6 +13,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops import _perf
+from onyx.ops._derived import derived
 from onyx.ops.nn._common import (
     as_compute_weight,
     as_ints,
@@ -43,13 +44,14 @@ _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks g
 
 
 def conv_forward(
-    x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None, act=None
+    x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None, act=None, z=None
 ):
     """The convolution shared by Conv, ConvInteger, QLinearConv and FusedConv (inputs already in
-    compute dtype). ``ctx``: the kernel context (its intra_op_num_threads); ``post``: an in-place
-    elementwise function (an activation) applied to each finished block of the output while it is
-    still in cache; ``act``: the same activation as (ONNX op name, params), for compiled loops that
-    apply it themselves."""
+    compute dtype). ``ctx``: the kernel context (its intra_op_num_threads); ``z``: an array of the
+    output's shape added to it (FusedConv's Z) before ``post``; ``post``: an in-place elementwise
+    function (an activation) applied to each finished block of the output while it is still in cache;
+    ``act``: the same activation as (ONNX op name, params), for compiled loops that apply it
+    themselves (never given with ``z``)."""
     check_rank(x, 3, "Conv X")
     if w.ndim != x.ndim:
         raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
@@ -83,16 +85,24 @@ def conv_forward(
     threads = intra_op_threads(ctx)
     if cg == 1 and group == c and kp > 1:
         if nd == 2 and x.dtype in _JIT_DTYPES and (jit := _perf.jit_module("onyx.ops.nn._jit")) is not None:
+            act = act if z is None else None
             y, done = _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act)
-            return y if post is None or done else _post_whole(post, y)
-        y = _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
+            if done:
+                return y
+        else:
+            y = _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads)
+        if z is not None:
+            y += z
         return y if post is None else _post_whole(post, y)
     if not blas_single_threaded():
         threads = 1  # BLAS runs its own threads: splitting here would oversubscribe the cores
+    if group == 1 and kp > 1 and _planes_pay(x.shape[2:], kernel, strides, dilations, pb, pe, out):
+        return _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act)
     rows = out[0]
     inner = p // rows
     y = np.empty((n, group, mg, rows, inner), dtype=x.dtype)
     bias = None if b is None else b.reshape(group, mg, 1, 1)
+    zb = None if z is None else np.broadcast_to(z, (n, m) + out).reshape(n, group, mg, rows, inner)
     wm = w.reshape(group, mg, cg * kp)
     if kp == 1 and not any(pb) and not any(pe):
         st = strides[0]
@@ -135,6 +145,8 @@ def conv_forward(
             np.matmul(wm[:, m0:m1], cols, out=y4[:, :, m0:m1])
             if bias is not None:
                 y4[:, :, m0:m1] += bias[:, m0:m1, 0]
+            if zb is not None:
+                y[:, :, m0:m1] += zb[:, :, m0:m1]
             if post is not None:
                 post(y4[:, :, m0:m1])
 
@@ -142,17 +154,123 @@ def conv_forward(
         return y.reshape((n, m) + out)
     parts = split_ranges(rows, blocks)
 
+    fin = _epilogue_args(x, b, z, (n, m) + out, act, post)
+    y3 = y.reshape(n * m, rows, inner)
+
     def task(i: int) -> None:
         r0, r1 = parts[i]
         dst = np.reshape(y[:, :, :, r0:r1], (n, group, mg, (r1 - r0) * inner), copy=False)
         np.matmul(wm, cols_of(r0, r1), out=dst)
+        if fin is not None:
+            jit, fb, fz, code, alpha, beta = fin
+            jit.epilogue_inplace(y3, r0, r1 - r0, fb, fz, code, alpha, beta)
+            return
         if bias is not None:
             y[:, :, :, r0:r1] += bias
+        if zb is not None:
+            y[:, :, :, r0:r1] += zb[:, :, :, r0:r1]
         if post is not None:
             post(y[:, :, :, r0:r1])
 
     parallel_for(task, len(parts), threads)
     return y.reshape((n, m) + out)
+
+
+_PLANES_BYTES = 32 << 20  # phase-plane convolution: largest column buffer of one block of output rows
+
+
+#: phase-plane convolution: at most this many computed positions per output position (the extra
+#: columns of each row); on small maps the wider GEMM costs more than the strided im2col it saves
+_PLANES_WASTE = 1.2
+
+
+def _planes_pay(spatial, kernel, strides, dilations, pb, pe, out) -> bool:
+    _, _, length, _, _, _ = _dw_geometry(
+        tuple(spatial), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
+    )
+    return length <= _PLANES_WASTE * math.prod(out)
+
+
+def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act):
+    """Convolution (one group, kernel larger than 1x1) as one GEMM over columns copied from phase planes.
+
+    The padded input is split into its stride phases (one when the stride is 1) and each phase is
+    flattened per channel, so the input under any kernel offset is one contiguous run of a phase
+    plane: the column matrix (offsets x channels, positions) is filled by ``prod(kernel)`` long
+    contiguous copies instead of a strided im2col gather. Positions are computed on the phase plane's
+    row width, so each output row carries a few extra columns that are dropped when the bias (and
+    ``z``) is added on the way into the output.
+    """
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    nd = len(kernel)
+    kp = math.prod(kernel)
+    q, total, length, taps, width, phases = _dw_geometry(
+        tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
+    )
+    planes = _phase_planes(x, pb, strides, q, total, width, phases)
+    # (M, C, *kernel) -> (M, kernel offsets x channels), the column matrix's row order
+    wt = derived(w, "conv_taps_last", lambda: np.moveaxis(w, 1, -1).reshape(m, kp * c))
+    y = np.empty((n, m) + tuple(out), dtype=x.dtype)
+    row = length // out[0]  # positions per output row on the phase plane
+    crop = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
+    bias = None if b is None else b.reshape((m,) + (1,) * nd)
+    zz = None if z is None else np.broadcast_to(z, y.shape)
+    blocks = max(1, -(-n * kp * c * length * x.dtype.itemsize // _PLANES_BYTES))
+    if threads > 1:
+        blocks = max(blocks, 2 * threads)
+    parts = split_ranges(out[0], min(blocks, out[0]))
+    fin = _epilogue_args(x, b, z, y.shape, act, post) if nd == 2 else None
+
+    def task(i: int) -> None:
+        r0, r1 = parts[i]
+        span = (r1 - r0) * row
+        cols = np.empty((n, kp, c, span), dtype=x.dtype)
+        for t, (phase, off) in enumerate(taps):
+            start = off + r0 * row
+            cols[:, t] = planes[phase][:, :, start : start + span]
+        full = np.matmul(wt, cols.reshape(n, kp * c, span))
+        if fin is not None:
+            jit, fb, fz, code, alpha, beta = fin
+            src = full.reshape(n * m, r1 - r0, row)
+            jit.epilogue(src, 0, y.reshape(n * m, out[0], out[1]), r0, r1 - r0, fb, fz, code, alpha, beta)
+            return
+        src = full.reshape((n, m, r1 - r0) + q[1:])[crop]
+        dst = y[:, :, r0:r1]
+        if bias is None:
+            np.copyto(dst, src)
+        else:
+            np.add(src, bias, out=dst)
+        if zz is not None:
+            dst += zz[:, :, r0:r1]
+        if post is not None:
+            post(dst)
+
+    parallel_for(task, len(parts), threads)
+    return y
+
+
+def _phase_planes(x, pb, strides, q, total, width, phases) -> dict:
+    """``x`` (N, C, *spatial) zero-padded, split into its stride phases and flattened: {phase: (N, C,
+    width)}, each phase's extents ``q`` in its first ``total`` positions and zeros after them."""
+    n, c = x.shape[:2]
+    nd = len(q)
+    inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
+    if all(st == 1 for st in strides):
+        flat = np.zeros((n, c, width), dtype=x.dtype)
+        flat[:, :, :total].reshape((n, c) + tuple(q))[inner] = x
+        return {(0,) * nd: flat}
+    full = np.zeros((n, c) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
+    full[inner] = x
+    split = full.reshape((n, c) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
+    planes = {}
+    for phase in phases:
+        plane = np.empty((n, c, width), dtype=x.dtype)
+        plane[:, :, total:] = 0
+        sel = (slice(None), slice(None)) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
+        plane[:, :, :total].reshape((n, c) + tuple(q))[...] = split[sel]
+        planes[phase] = plane
+    return planes
 
 
 def _post_whole(post, y):
@@ -193,13 +311,9 @@ def _dw_tap_arrays(taps: tuple, strides: tuple) -> tuple[np.ndarray, np.ndarray]
     return tap_phase, tap_off
 
 
-def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act):
-    """_depthwise by the compiled loop (2-D, float32/float64). Returns (y, whether ``act`` was applied)."""
-    n, c = x.shape[:2]
-    q, total, length, taps, width, phases = _dw_geometry(
-        tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
-    )
-    tap_phase, tap_off = _dw_tap_arrays(taps, tuple(strides))
+def _act_args(jit, act) -> tuple:
+    """(code, alpha, beta) of an activation (ONNX op name, params) for the compiled loops; code None
+    when they do not know it."""
     name, params = act if act is not None else ("", ())
     code = jit.ACTIVATIONS.get(name)
     alpha = beta = 0.0
@@ -208,6 +322,38 @@ def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, thread
         beta = float(params[1]) if len(params) > 1 else np.inf
     elif code == 3:
         alpha = float(params[0]) if params else 0.01
+    return code, alpha, beta
+
+
+def _epilogue_args(x, b, z, y_shape: tuple, act, post) -> tuple | None:
+    """What the compiled epilogue (bias, ``z``, activation in one pass) needs for a convolution's
+    output of ``y_shape`` (N, M, rows, ...), seen as (N*M, rows, -1); or None: numpy finishes it."""
+    if x.dtype not in _JIT_DTYPES or (post is not None and act is None):
+        return None
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    if jit is None:
+        return None
+    code, alpha, beta = _act_args(jit, act)
+    if code is None:
+        return None
+    bias = np.zeros(0, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
+    if z is None:
+        z3 = np.empty((0, 0, 0), dtype=x.dtype)
+    elif z.shape != tuple(y_shape) or z.dtype != x.dtype:
+        return None
+    else:
+        z3 = np.ascontiguousarray(z).reshape(y_shape[0] * y_shape[1], y_shape[2], -1)
+    return jit, bias, z3, code, alpha, beta
+
+
+def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, threads, act):
+    """_depthwise by the compiled loop (2-D, float32/float64). Returns (y, whether ``act`` was applied)."""
+    n, c = x.shape[:2]
+    q, total, length, taps, width, phases = _dw_geometry(
+        tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
+    )
+    tap_phase, tap_off = _dw_tap_arrays(taps, tuple(strides))
+    code, alpha, beta = _act_args(jit, act)
     mult = w.shape[0] // c
     wk = np.ascontiguousarray(w.reshape(c * mult, -1))
     bias = np.zeros(0, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
@@ -257,11 +403,9 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
     blocks shared out over ``threads`` threads.
     """
     n, c = x.shape[:2]
-    nd = len(kernel)
     q, total, length, taps, width, phases = _dw_geometry(
         tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
     )
-    stride1 = all(st == 1 for st in strides)
     mult = w.shape[0] // c
     wk = w.reshape(c, mult, -1, 1)
     bk = None if b is None else b.reshape(c, mult, 1)
@@ -280,24 +424,7 @@ def _depthwise(x, w, b, pb, pe, kernel, strides, dilations, out, threads=1):
     def task(i: int) -> None:
         c0, c1 = parts[i]
         cc = c1 - c0
-        xc = x[:, c0:c1]
-        inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
-        if stride1:
-            flat = np.zeros((n, cc, width), dtype=x.dtype)
-            flat[:, :, :total].reshape((n, cc) + q)[inner] = xc
-            planes = {(0,) * nd: flat}
-        else:
-            full = np.zeros((n, cc) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
-            full[inner] = xc
-            split = full.reshape((n, cc) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
-            planes = {}
-            for phase in phases:
-                plane = np.zeros((n, cc, width), dtype=x.dtype)
-                sel = (slice(None), slice(None)) + tuple(
-                    v for i in range(nd) for v in (slice(None), phase[i])
-                )
-                plane[:, :, :total].reshape((n, cc) + q)[...] = split[sel]
-                planes[phase] = plane
+        planes = _phase_planes(x[:, c0:c1], pb, strides, q, total, width, phases)
         wc = wk[c0:c1]
         acc = np.empty((n, cc, mult, length), dtype=x.dtype)
         tmp = np.empty_like(acc)
