@@ -152,29 +152,20 @@ def _finish_row(s, d, zr, has_z, bv, act, lo, hi):  # pragma: no cover - compile
 def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover - compiled
     """A convolution's output rows finished in one pass: ``y[i, y0 + r, :] = act(src[i, s0 + r, :W] +
     b[i % len(b)] + z[i, y0 + r, :])`` for r < ``nrows``, W = y.shape[2]. ``src`` (planes, rows,
-    row >= W) is the GEMM's result, its extra columns (plane padding) dropped; ``b`` and ``z`` are
-    empty for none; ``act`` as in :func:`depthwise2d`."""
+    row >= W) is the GEMM's result, its extra columns (plane padding) dropped, or empty: the GEMM
+    wrote into ``y`` itself. ``b`` and ``z`` are empty for none; ``act`` as in :func:`depthwise2d`."""
     width = y.shape[2]
     nb = b.shape[0]
     has_z = z.shape[0] > 0
+    inplace = src.shape[0] == 0
     lo = y.dtype.type(alpha)
     hi = y.dtype.type(beta)
     for i in range(y.shape[0]):
         bv = b[i % nb] if nb > 0 else y.dtype.type(0)
         for r in range(nrows):
             d = y[i, y0 + r]
-            _finish_row(src[i, s0 + r, :width], d, z[i, y0 + r] if has_z else d, has_z, bv, act, lo, hi)
-
-
-@njit(cache=True, nogil=True, fastmath={"contract"})
-def epilogue_inplace(y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover - compiled
-    """:func:`epilogue` with ``y`` as its own source (the GEMM wrote into the output)."""
-    nb = b.shape[0]
-    has_z = z.shape[0] > 0
-    lo = y.dtype.type(alpha)
-    hi = y.dtype.type(beta)
-    for i in range(y.shape[0]):
-        bv = b[i % nb] if nb > 0 else y.dtype.type(0)
-        for r in range(nrows):
-            d = y[i, y0 + r]
-            _finish_row(d, d, z[i, y0 + r] if has_z else d, has_z, bv, act, lo, hi)
+            zr = z[i, y0 + r] if has_z else d
+            if inplace:  # the same array on both sides: the loop then vectorises
+                _finish_row(d, d, zr, has_z, bv, act, lo, hi)
+            else:
+                _finish_row(src[i, s0 + r, :width], d, zr, has_z, bv, act, lo, hi)

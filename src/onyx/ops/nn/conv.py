@@ -163,7 +163,7 @@ def conv_forward(
         np.matmul(wm, cols_of(r0, r1), out=dst)
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
-            jit.epilogue_inplace(y3, r0, r1 - r0, fb, fz, code, alpha, beta)
+            jit.epilogue(_NO_SOURCE[y.dtype], 0, y3, r0, r1 - r0, fb, fz, code, alpha, beta)
             return
         if bias is not None:
             y[:, :, :, r0:r1] += bias
@@ -297,6 +297,7 @@ def _dw_geometry(spatial, kernel, strides, dilations, pb, pe, out):
 
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_NO_SOURCE = {dt: np.empty((0, 0, 0), dtype=dt) for dt in _JIT_DTYPES}  # the epilogue's "in place"
 
 
 @lru_cache(maxsize=512)
