@@ -41,6 +41,24 @@ def _taps9(planes, wc, tap_phase, tap_off, acc):  # pragma: no cover - compiled
         )
 
 
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _finish_row(s, d, zr, has_z, bv, act, lo, hi):  # pragma: no cover - compiled
+    """d = act(s + bv (+ zr when has_z)), one output row."""
+    zero = d.dtype.type(0)
+    for j in range(d.shape[0]):
+        v = s[j] + bv
+        if has_z:
+            v += zr[j]
+        if act == 1:
+            v = zero if v < zero else v
+        elif act == 2:
+            v = lo if v < lo else v
+            v = hi if v > hi else v
+        elif act == 3:
+            v = v * lo if v < zero else v
+        d[j] = v
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def depthwise2d(
     x, w, b, y, c0, c1, mult, pad_t, pad_l, sh, sw, tap_phase, tap_off, qh, qw, width, act, alpha, beta
@@ -114,38 +132,10 @@ def depthwise2d(
                         else:
                             for t in range(length):
                                 acc[t] += wv * src[t]
-                has_bias = b.shape[0] > 0
-                bv = b[co] if has_bias else zero
+                bv = b[co] if b.shape[0] > 0 else zero
                 for i in range(oh):  # bias and activation on the way out, padding columns dropped
-                    arow = acc[i * qw : i * qw + ow]
                     yrow = y[n, co, i]
-                    for j in range(ow):
-                        v = arow[j] + bv if has_bias else arow[j]
-                        if act == 1:
-                            v = zero if v < zero else v
-                        elif act == 2:
-                            v = lo if v < lo else v
-                            v = hi if v > hi else v
-                        elif act == 3:
-                            v = v * lo if v < zero else v
-                        yrow[j] = v
-
-
-@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
-def _finish_row(s, d, zr, has_z, bv, act, lo, hi):  # pragma: no cover - compiled
-    zero = d.dtype.type(0)
-    for j in range(d.shape[0]):
-        v = s[j] + bv
-        if has_z:
-            v += zr[j]
-        if act == 1:
-            v = zero if v < zero else v
-        elif act == 2:
-            v = lo if v < lo else v
-            v = hi if v > hi else v
-        elif act == 3:
-            v = v * lo if v < zero else v
-        d[j] = v
+                    _finish_row(acc[i * qw : i * qw + ow], yrow, yrow, False, bv, act, lo, hi)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
