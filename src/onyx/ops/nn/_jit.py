@@ -159,3 +159,66 @@ def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover
                 _finish_row(d, d, zr, has_z, bv, act, lo, hi)
             else:
                 _finish_row(src[i, s0 + r, :width], d, zr, has_z, bv, act, lo, hi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _nanmax(a, b):  # pragma: no cover - compiled
+    """max(a, b) propagating NaN from either side, as np.maximum does."""
+    return a if (a > b or a != a) else b
+
+
+@njit(cache=True, nogil=True)
+def max_pool2d(x, y, kh, kw, sh, sw, dh, dw, pad_t, pad_l):  # pragma: no cover - compiled
+    """2-D max pooling of ``x`` (N, C, H, W) into ``y`` (N, C, OH, OW); window positions outside the
+    input (padding, ceil mode) are ignored, NaNs propagate. Per output row: the valid kernel rows'
+    elementwise max over whole input rows (contiguous), then the window max along the row from a
+    -inf-bordered copy (no bounds checks in the inner loop)."""
+    n_img, chans, h, wd = x.shape
+    oh = y.shape[2]
+    ow = y.shape[3]
+    span = (ow - 1) * sw + (kw - 1) * dw + 1
+    row = np.full(max(span, pad_l + wd), -np.inf, dtype=x.dtype)
+    for n in range(n_img):
+        for c in range(chans):
+            plane = x[n, c]
+            for i in range(oh):
+                top = i * sh - pad_t
+                first = True
+                for k in range(kh):
+                    r = top + k * dh
+                    if r < 0 or r >= h:
+                        continue
+                    src = plane[r]
+                    dst = row[pad_l : pad_l + wd]
+                    if first:
+                        for j in range(wd):
+                            dst[j] = src[j]
+                        first = False
+                    else:
+                        for j in range(wd):
+                            dst[j] = _nanmax(dst[j], src[j])
+                out = y[n, c, i]
+                if first:  # no kernel row inside the input
+                    for j in range(ow):
+                        out[j] = -np.inf
+                    continue
+                _window_max_row(row, out, kw, sw, dw)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _window_max_row(row, out, kw, sw, dw):  # pragma: no cover - compiled
+    """out[j] = max(row[j*sw + k*dw] for k < kw); the common 3/2-wide, stride-2 windows with literal
+    strides, so that their strided loads vectorise."""
+    if sw == 2 and dw == 1 and kw == 3:
+        for j in range(out.shape[0]):
+            out[j] = _nanmax(_nanmax(row[2 * j], row[2 * j + 1]), row[2 * j + 2])
+    elif sw == 2 and dw == 1 and kw == 2:
+        for j in range(out.shape[0]):
+            out[j] = _nanmax(row[2 * j], row[2 * j + 1])
+    else:
+        for j in range(out.shape[0]):
+            base = j * sw
+            v = row[base]
+            for k in range(1, kw):
+                v = _nanmax(v, row[base + k * dw])
+            out[j] = v

@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops.nn._common import as_ints, check_rank, norm_auto_pad, pad_spatial, window_geometry, window_views
 
 
@@ -77,10 +78,17 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
     return y if y is not x else x.copy()
 
 
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def max_pool(x, kernel, strides, dilations, pb, pe, out):
     n, c = x.shape[:2]
     if n * c * int(np.prod(out)) == 0:
         return np.empty((n, c) + out, dtype=x.dtype)
+    if x.ndim == 4 and x.dtype in _JIT_DTYPES and (jit := _perf.jit_module("onyx.ops.nn._jit")) is not None:
+        y = np.empty((n, c) + tuple(out), dtype=x.dtype)
+        jit.max_pool2d(np.ascontiguousarray(x), y, *kernel, *strides, *dilations, pb[0], pb[1])
+        return y
     return separable_reduce(x, kernel, strides, dilations, pb, out, np.maximum, _lowest(x.dtype))
 
 
