@@ -3,6 +3,10 @@ included) and what onnxruntime gives, over kernels, strides, dilations, pads and
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -63,3 +67,19 @@ def test_max_pool_jit_nans_and_float64(case, monkeypatch):
     assert fast[0].dtype == np.float64
     np.testing.assert_array_equal(fast[0], plain[0])
     assert np.isnan(fast[0]).any()
+
+
+def test_light_loops_do_not_load_numba_themselves():
+    """MaxPool and the convolution epilogue use numba only once something else has loaded it (it costs
+    ~130 MB); depthwise convolution loads it. Checked in a fresh interpreter."""
+    pytest.importorskip("numba")
+    code = """
+import sys
+from onyx.ops import _perf
+assert _perf.jit_module("onyx.ops.nn._jit", if_loaded=True) is None
+assert "numba" not in sys.modules
+assert _perf.jit_module("onyx.ops.nn._jit") is not None
+assert _perf.jit_module("onyx.ops.nn._jit", if_loaded=True) is not None
+"""
+    env = {k: v for k, v in os.environ.items() if k != "ONYX_NO_PERF"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from functools import cache
 from types import ModuleType
 
@@ -25,10 +26,15 @@ def _load(name: str) -> ModuleType | None:
         return None
 
 
-def jit_module(name: str) -> ModuleType | None:
+def jit_module(name: str, *, if_loaded: bool = False) -> ModuleType | None:
     """The numba-compiled module ``name`` (for example ``onyx.ops.nn._jit``), or None: numba is not
     installed or ONYX_NO_PERF is set. Imported on the first call, so that only the sessions whose
-    kernels use it pay numba's import time."""
-    if perf_disabled():
+    kernels use it pay numba's import time.
+
+    ``if_loaded``: None unless numba is already loaded in this process. For loops that save little
+    next to their numpy twin: numba and its compiler cost ~130 MB of memory and a fraction of a
+    second when first loaded, worth paying for a kernel that is several times faster (depthwise
+    convolution, tree ensembles), not for one that saves a few percent of a model's run."""
+    if perf_disabled() or (if_loaded and "numba" not in sys.modules):
         return None
     return _load(name)

@@ -331,7 +331,7 @@ def _epilogue_args(x, b, z, y_shape: tuple, act, post) -> tuple | None:
     output of ``y_shape`` (N, M, rows, ...), seen as (N*M, rows, -1); or None: numpy finishes it."""
     if x.dtype not in _JIT_DTYPES or (post is not None and act is None):
         return None
-    jit = _perf.jit_module("onyx.ops.nn._jit")
+    jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)  # a few percent: not worth loading numba
     if jit is None:
         return None
     code, alpha, beta = _act_args(jit, act)
