@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onyx
+from onyx.ops.rnn import _common as rnn_common
 from onyx.ops.rnn import lstm
 from onyx.ops.rnn._common import Prepared, activations
 
@@ -34,12 +35,11 @@ def test_default_loop_is_bit_identical(T, B, I, H, clip, input_forget):  # noqa:
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("batch", [1, 5])
-def test_bidirectional_lstm_matches_onnxruntime(batch):
+def _bidirectional(batch, T, I, H):  # noqa: E741
     rng = np.random.default_rng(batch)
-    T, I, H = 9, 6, 8
-    W = rng.normal(size=(2, 4 * H, I)).astype(np.float32) * 0.5
-    R = rng.normal(size=(2, 4 * H, H)).astype(np.float32) * 0.5
+    scale = np.float32(0.5 * np.sqrt(8 / H))  # pre-activations of the same size at any hidden size
+    W = rng.normal(size=(2, 4 * H, I)).astype(np.float32) * scale
+    R = rng.normal(size=(2, 4 * H, H)).astype(np.float32) * scale
     B = rng.normal(size=(2, 8 * H)).astype(np.float32) * 0.1
     h0 = rng.normal(size=(2, batch, H)).astype(np.float32)
     c0 = rng.normal(size=(2, batch, H)).astype(np.float32)
@@ -58,8 +58,17 @@ def test_bidirectional_lstm_matches_onnxruntime(batch):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
     m.ir_version = 8
     model = m.SerializeToString()
-    x = rng.normal(size=(T, batch, I)).astype(np.float32)
-    got = onyx.InferenceSession(model).run(None, {"X": x})
-    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    return model, {"X": rng.normal(size=(T, batch, I)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("batch,T,I,H", [(1, 9, 6, 8), (5, 9, 6, 8), (1, 6, 16, 256)])
+def test_bidirectional_lstm_matches_onnxruntime(batch, T, I, H, monkeypatch):  # noqa: E741
+    """Small steps run the directions in turn, hidden 256 on two threads: same results either way."""
+    model, feeds = _bidirectional(batch, T, I, H)
+    got = onyx.InferenceSession(model).run(None, feeds)
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(rnn_common, "PARALLEL_STEP_MACS", 0 if H < 256 else 1 << 40)
+    for a, b in zip(got, onyx.InferenceSession(model).run(None, feeds)):
+        np.testing.assert_array_equal(a, b)
