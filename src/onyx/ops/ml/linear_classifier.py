@@ -83,7 +83,7 @@ def _prepare(
                 np.subtract(1.0, s, out=z[:, 0], casting="same_kind")
                 z[:, 1] = s
             return y, z
-        best = np.argmax(scores, axis=1)
+        best = scores.argmax(axis=1)
         y = best if identity_labels else labels[best]
         return y, apply_post(scores, post_transform).astype(np.float32, copy=False)
 

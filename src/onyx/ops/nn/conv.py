@@ -51,7 +51,7 @@ def conv_forward(
     output's shape added to it (FusedConv's Z) before ``post``; ``post``: an in-place elementwise
     function (an activation) applied to each finished block of the output while it is still in cache;
     ``act``: the same activation as (ONNX op name, params), for compiled loops that apply it
-    themselves (never given with ``z``)."""
+    themselves."""
     check_rank(x, 3, "Conv X")
     if w.ndim != x.ndim:
         raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
