@@ -5,6 +5,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.contrib._common import back, standardize_last, to_compute
+from onyx.ops.nn._norm import norm_rows_jit, spans
 from onyx.ops.registry import op, shape_rule
 
 
@@ -16,14 +17,21 @@ def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_typ
     ax = axis + rank if axis < 0 else axis
     ncols = int(np.prod(X.shape[ax:]))
     x = X.astype(np.float64 if X.dtype == np.float64 else np.float32, copy=False)
-    y, _, inv = standardize_last(x, epsilon, simplified=True, ncols=ncols)
-    try:
-        y *= to_compute(scale)
-    except ValueError:
-        raise InvalidArgument(
-            f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}"
-        ) from None
-    y = back(y, X.dtype)
+    fast = None
+    if x.size and spans(scale, X.shape[ax:]):
+        fast = norm_rows_jit(x.reshape(-1, ncols), epsilon, scale, simplified=True)
+    if fast is not None:
+        y, _, _, inv = fast
+        y = back(y.reshape(X.shape), X.dtype)
+    else:
+        y, _, inv = standardize_last(x, epsilon, simplified=True, ncols=ncols)
+        try:
+            y *= to_compute(scale)
+        except ValueError:
+            raise InvalidArgument(
+                f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}"
+            ) from None
+        y = back(y, X.dtype)
     if _num_outputs == 1:
         return y
     return y, inv.reshape(X.shape[:ax] + (1,) * (X.ndim - ax)).astype(np.float32)

@@ -222,3 +222,58 @@ def _window_max_row(row, out, kw, sw, dw):  # pragma: no cover - compiled
             for k in range(1, kw):
                 v = _nanmax(v, row[base + k * dw])
             out[j] = v
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _sum_and_squares(row, mean):  # pragma: no cover - compiled
+    """(sum of row, sum of (row - mean)^2) in float64, in vectorised partial sums (reassociation is
+    allowed here only: these two reductions)."""
+    total = 0.0
+    sq = 0.0
+    for j in range(row.shape[0]):
+        v = np.float64(row[j])
+        total += v
+        d = v - mean
+        sq += d * d
+    return total, sq
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def norm_rows(x, skip, bias, gamma, beta, eps, simplified, y, s_out, mean_out, inv_out):  # pragma: no cover
+    """Layer normalisation of the rows of ``x`` (R, N), in two passes over each row: s = x (+ ``skip``
+    (R, N)) (+ ``bias`` (N)); mean and variance of s (sums in float64; mean 0 when ``simplified``, the
+    RMS form); y = (s - mean) * inv * ``gamma`` (+ ``beta``), inv = 1 / sqrt(var + eps). ``s_out``
+    (R, N) receives s; ``mean_out`` and ``inv_out`` (R) the statistics. Optional arrays are empty."""
+    rows, n = x.shape
+    has_skip = skip.shape[0] > 0
+    has_bias = bias.shape[0] > 0
+    has_beta = beta.shape[0] > 0
+    keep_s = s_out.shape[0] > 0
+    row = np.empty(n, dtype=x.dtype)
+    for r in range(rows):
+        xr = x[r]
+        for j in range(n):
+            v = xr[j]
+            if has_skip:
+                v += skip[r, j]
+            if has_bias:
+                v += bias[j]
+            row[j] = v
+        mean = 0.0
+        if not simplified:
+            mean = _sum_and_squares(row, 0.0)[0] / n
+        var = _sum_and_squares(row, mean)[1] / n
+        inv = 1.0 / np.sqrt(var + eps)
+        m = x.dtype.type(mean)
+        k = x.dtype.type(inv)
+        yr = y[r]
+        if has_beta:
+            for j in range(n):
+                yr[j] = (row[j] - m) * k * gamma[j] + beta[j]
+        else:
+            for j in range(n):
+                yr[j] = (row[j] - m) * k * gamma[j]
+        if keep_s:
+            s_out[r, :] = row
+        mean_out[r] = mean
+        inv_out[r] = inv

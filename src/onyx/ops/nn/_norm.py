@@ -56,3 +56,59 @@ def norm_axis(axis: int, rank: int, what: str) -> int:
     if not -rank <= axis < rank:
         raise InvalidArgument(f"{what}: axis {axis} out of range for rank {rank}")
     return axis + rank if axis < 0 else axis
+
+
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def spans(v, tail: tuple) -> bool:
+    """True when ``v`` holds one value per element of the trailing shape ``tail``, in its order (its
+    shape is ``tail`` with any leading 1s), so that ``v.reshape(-1)`` lines up with a row."""
+    if v is None:
+        return True
+    shape = tuple(v.shape)
+    lead = len(shape) - len(tail)
+    if lead < 0:
+        shape = (1,) * -lead + shape
+        lead = 0
+    return shape[lead:] == tuple(tail) and all(d == 1 for d in shape[:lead])
+
+
+def norm_rows_jit(x2, epsilon, gamma, beta=None, *, skip=None, bias=None, simplified=False, keep_sum=False):
+    """Layer normalisation of the rows of ``x2`` (R, N) by the compiled loop of the ``perf`` extra:
+    s = x2 (+ ``skip`` (R, N)) (+ ``bias`` (N)), y = (s - mean) * inv_std * ``gamma`` (+ ``beta``),
+    mean 0 when ``simplified`` (RMS). Returns (y, s or None, mean (R, 1), inv_std (R, 1)) in x2's
+    dtype, or None where it does not apply (numba not already loaded, other dtypes or shapes): the
+    caller's numpy path then runs, and reports bad shapes.
+
+    Only once numba is loaded (a transformer's GELU loads it): 3-10x the numpy passes, but a few
+    percent of a model's run, not worth numba's memory on its own."""
+    from onyx.ops import _perf
+
+    if x2.ndim != 2 or x2.dtype not in _JIT_DTYPES:
+        return None
+    jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)
+    if jit is None:
+        return None
+    rows, n = x2.shape
+    dt = x2.dtype
+    empty1 = np.zeros(0, dtype=dt)
+    vecs = []
+    for v in (gamma, beta, bias):
+        if v is None:
+            vecs.append(empty1)
+        elif v.size != n or v.dtype.kind != "f":
+            return None
+        else:
+            vecs.append(np.ascontiguousarray(v.reshape(n), dtype=dt))
+    if skip is not None and (skip.shape != x2.shape or skip.dtype != dt):
+        return None
+    empty2 = np.zeros((0, 0), dtype=dt)
+    y = np.empty((rows, n), dtype=dt)
+    s = np.empty((rows, n), dtype=dt) if keep_sum else empty2
+    mean = np.empty(rows, dtype=dt)
+    inv = np.empty(rows, dtype=dt)
+    sk = empty2 if skip is None else np.ascontiguousarray(skip)
+    g, b, bi = vecs
+    jit.norm_rows(np.ascontiguousarray(x2), sk, bi, g, b, float(epsilon), simplified, y, s, mean, inv)
+    return y, (s if keep_sum else None), mean.reshape(rows, 1), inv.reshape(rows, 1)
