@@ -18,9 +18,10 @@ from onyx.shape_inference import ShapeContext
 #: and on a busy machine each one can wait a whole time slice (a 1x512 @ 512x2048 took 0.1 ms on one
 #: thread and 1-16 ms on two). Above this, BLAS threads as the session set them.
 SMALL_GEMM_MACS = 1 << 24
-#: A few rows against a matrix of at least this many bytes (an MLP layer at batch 1) is bound by
-#: memory bandwidth, which one core cannot fill: BLAS's threads as the session set them (0.58 against
-#: 0.79 ms for a 512-2048-512 MLP on two idle cores).
+#: One row against a matrix of at least this many bytes (an MLP layer at batch 1) is bound by memory
+#: bandwidth, which one core cannot fill: BLAS's threads as the session set them (0.58 against 0.79 ms
+#: for a 512-2048-512 MLP on two idle cores). Not for 2-8 rows: OpenBLAS's two threads took 7.3 ms for
+#: an 8x512 @ (2048x512)^T that the single-thread transposed form below does in 0.75.
 WIDE_GEMV_BYTES = 1 << 20
 #: Below this BLAS does not start threads anyway: no need to switch.
 _TINY_GEMM_MACS = 1 << 14
@@ -30,7 +31,7 @@ def product(a, b, macs: int, threads: int | None = None):
     """``np.matmul(a, b)`` for float operands, small products on a single-threaded BLAS."""
     if macs < _TINY_GEMM_MACS:
         return np.matmul(a, b)
-    if macs >= SMALL_GEMM_MACS or (b.nbytes >= WIDE_GEMV_BYTES and a.size <= 8 * a.shape[-1]):
+    if macs >= SMALL_GEMM_MACS or (b.nbytes >= WIDE_GEMV_BYTES and a.size == a.shape[-1]):
         return matmul(a, b, threads=threads)
     before = get_blas_threads()
     if before is not None and before != 1:

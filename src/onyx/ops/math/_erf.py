@@ -247,8 +247,9 @@ def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
 
 
 #: elements from which gelu uses the compiled loop: below, the numpy path costs about as much, and a
-#: model with only small GELUs (an MLP at batch 1) need not load numba (~0.4 s, ~60 MB) at all
-JIT_MIN = 1 << 15
+#: model with only small GELUs (an MLP at batch 1: 2048) need not load numba (~0.4 s, ~130 MB) at all;
+#: at 16k (that MLP at batch 8) the numpy path's ~50 passes took 0.4 ms, the compiled loop ~0.05
+JIT_MIN = 1 << 13
 #: row length of a bias-free input handed to the compiled loop (its rows are split over threads)
 _JIT_ROW = 4096
 
