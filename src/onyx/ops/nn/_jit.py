@@ -14,31 +14,24 @@ ACTIVATIONS = {"": 0, "Relu": 1, "Clip": 2, "LeakyRelu": 3}
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
 def _taps9(planes, wc, tap_phase, tap_off, acc):  # pragma: no cover - compiled
-    """acc = the nine taps (3x3 kernels) of one channel summed in one pass over the flat planes (no
-    accumulator round trips between taps)."""
+    """acc = the nine taps (3x3 kernels) of one channel, in two passes over the flat planes (four
+    taps, then five): LLVM checks at run time that each source run does not overlap ``acc`` and gives
+    up vectorising past eight such checks, so one nine-source loop ran scalar."""
     n = acc.shape[0]
     w0, w1, w2, w3, w4, w5, w6, w7, w8 = wc[0], wc[1], wc[2], wc[3], wc[4], wc[5], wc[6], wc[7], wc[8]
     s0 = planes[tap_phase[0], tap_off[0] : tap_off[0] + n]
     s1 = planes[tap_phase[1], tap_off[1] : tap_off[1] + n]
     s2 = planes[tap_phase[2], tap_off[2] : tap_off[2] + n]
     s3 = planes[tap_phase[3], tap_off[3] : tap_off[3] + n]
+    for t in range(n):
+        acc[t] = w0 * s0[t] + w1 * s1[t] + w2 * s2[t] + w3 * s3[t]
     s4 = planes[tap_phase[4], tap_off[4] : tap_off[4] + n]
     s5 = planes[tap_phase[5], tap_off[5] : tap_off[5] + n]
     s6 = planes[tap_phase[6], tap_off[6] : tap_off[6] + n]
     s7 = planes[tap_phase[7], tap_off[7] : tap_off[7] + n]
     s8 = planes[tap_phase[8], tap_off[8] : tap_off[8] + n]
     for t in range(n):
-        acc[t] = (
-            w0 * s0[t]
-            + w1 * s1[t]
-            + w2 * s2[t]
-            + w3 * s3[t]
-            + w4 * s4[t]
-            + w5 * s5[t]
-            + w6 * s6[t]
-            + w7 * s7[t]
-            + w8 * s8[t]
-        )
+        acc[t] += w4 * s4[t] + w5 * s5[t] + w6 * s6[t] + w7 * s7[t] + w8 * s8[t]
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
@@ -103,20 +96,19 @@ def depthwise2d(
     for n in range(n_img):
         for c in range(c0, c1):
             for i in range(h):
-                src = x[n, c, i]
                 for rw in range(sw):
                     start = row_base[i] + col_start[rw]
                     cnt = col_count[rw]
-                    dst = planes[
-                        row_plane[i] + rw, start : start + cnt
-                    ]  # slices: unsigned indexing vectorises
                     j0 = col_first[rw]
+                    # slices on both sides: indices from 0 need no wraparound checks, so the copy vectorises
+                    dst = planes[row_plane[i] + rw, start : start + cnt]
+                    src = x[n, c, i, j0:]
                     if sw == 1:
                         for t in range(cnt):
-                            dst[t] = src[j0 + t]
+                            dst[t] = src[t]
                     else:
                         for t in range(cnt):
-                            dst[t] = src[j0 + t * sw]
+                            dst[t] = src[t * sw]
             for m in range(mult):
                 co = c * mult + m
                 if taps == 9:

@@ -27,6 +27,7 @@ from onyx.ops.nn._common import (
 )
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
+from onyx.runtime import blas
 from onyx.runtime.threads import (
     GEMM_SPLIT_MACS,
     blas_single_threaded,
@@ -83,6 +84,10 @@ def conv_forward(
         return np.zeros((n, m) + out, dtype=x.dtype)
     kp = int(np.prod(kernel))
     threads = intra_op_threads(ctx)
+    if not blas_single_threaded():
+        # BLAS runs its own threads, and they spin between GEMMs: a second thread of ours would share
+        # a core with them (measured: depthwise layers split over two threads were slower in models)
+        threads = 1
     if cg == 1 and group == c and kp > 1:
         if nd == 2 and x.dtype in _JIT_DTYPES and (jit := _perf.jit_module("onyx.ops.nn._jit")) is not None:
             act = act if z is None else None
@@ -94,8 +99,6 @@ def conv_forward(
         if z is not None:
             y += z
         return y if post is None else _post_whole(post, y)
-    if not blas_single_threaded():
-        threads = 1  # BLAS runs its own threads: splitting here would oversubscribe the cores
     if group == 1 and kp > 1 and _planes_pay(x.shape[2:], kernel, strides, dilations, pb, pe, out):
         return _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act)
     rows = out[0]
@@ -176,6 +179,10 @@ def conv_forward(
     return y.reshape((n, m) + out)
 
 
+#: phase-plane convolution: input channels from which each kernel offset is its own GEMM on the planes
+#: (fewer: the column matrix, one GEMM with a deeper inner dimension)
+_DIRECT_MIN_CHANNELS = 32
+
 _PLANES_BYTES = 32 << 20  # phase-plane convolution: largest column buffer of one block of output rows
 
 
@@ -209,14 +216,19 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
         tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
     )
     planes = _phase_planes(x, pb, strides, q, total, width, phases)
-    # (M, C, *kernel) -> (M, kernel offsets x channels), the column matrix's row order
-    wt = derived(w, "conv_taps_last", lambda: np.moveaxis(w, 1, -1).reshape(m, kp * c))
+    # with enough channels per tap, each tap's GEMM reads its window of the planes in place and adds
+    # into the output (BLAS's beta): no column matrix at all
+    direct = c >= _DIRECT_MIN_CHANNELS and blas.available(x.dtype)
+    if direct:  # (M, C, *kernel) -> (kernel offsets, M, C)
+        wt = derived(w, "conv_taps_first", lambda: np.moveaxis(w.reshape(m, c, kp), 2, 0).copy())
+    else:  # (M, C, *kernel) -> (M, kernel offsets x channels), the column matrix's row order
+        wt = derived(w, "conv_taps_last", lambda: np.moveaxis(w, 1, -1).reshape(m, kp * c))
     y = np.empty((n, m) + tuple(out), dtype=x.dtype)
     row = length // out[0]  # positions per output row on the phase plane
     crop = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
     bias = None if b is None else b.reshape((m,) + (1,) * nd)
     zz = None if z is None else np.broadcast_to(z, y.shape)
-    blocks = max(1, -(-n * kp * c * length * x.dtype.itemsize // _PLANES_BYTES))
+    blocks = 1 if direct else max(1, -(-n * kp * c * length * x.dtype.itemsize // _PLANES_BYTES))
     if threads > 1:
         blocks = max(blocks, 2 * threads)
     parts = split_ranges(out[0], min(blocks, out[0]))
@@ -225,11 +237,19 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
     def task(i: int) -> None:
         r0, r1 = parts[i]
         span = (r1 - r0) * row
-        cols = np.empty((n, kp, c, span), dtype=x.dtype)
-        for t, (phase, off) in enumerate(taps):
-            start = off + r0 * row
-            cols[:, t] = planes[phase][:, :, start : start + span]
-        full = np.matmul(wt, cols.reshape(n, kp * c, span))
+        if direct:
+            full = np.empty((n, m, span), dtype=x.dtype)
+            for img in range(n):
+                for t, (phase, off) in enumerate(taps):
+                    start = off + r0 * row
+                    window = planes[phase][img, :, start : start + span]
+                    blas.gemm(wt[t], window, full[img], 1.0 if t else 0.0)
+        else:
+            cols = np.empty((n, kp, c, span), dtype=x.dtype)
+            for t, (phase, off) in enumerate(taps):
+                start = off + r0 * row
+                cols[:, t] = planes[phase][:, :, start : start + span]
+            full = np.matmul(wt, cols.reshape(n, kp * c, span))
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
             src = full.reshape(n * m, r1 - r0, row)

@@ -1,0 +1,73 @@
+"""Phase-plane convolution with one BLAS GEMM per kernel offset reading the planes in place (enough
+input channels) against the column-matrix GEMM and onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import onyx
+from onyx.ops.nn import conv as conv_mod
+from onyx.runtime import blas
+from tests.perf.test_conv_epilogue import _model
+
+pytestmark = pytest.mark.skipif(not blas.available(np.float32), reason="numpy has no OpenBLAS here")
+
+CASES = [
+    # (batch, C, M, spatial, kernel, stride, dilation, pads, group)
+    (1, 32, 16, (20, 18), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),  # a ResNet 3x3 layer
+    (2, 40, 24, (21, 22), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1),  # stride 2: four phase planes
+    (1, 33, 8, (25, 19), (5, 3), (2, 1), (2, 1), (2, 0, 1, 3), 1),  # dilated, asymmetric everything
+    (1, 4, 6, (16, 16), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1),  # few channels: forced below
+]
+
+
+def _onyx(model, feeds, min_channels, monkeypatch):
+    monkeypatch.setattr(conv_mod, "_DIRECT_MIN_CHANNELS", min_channels)
+    return onyx.InferenceSession(model).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+@pytest.mark.parametrize("act", [("", []), ("Relu", []), ("Clip", [0.0, 6.0])], ids=["none", "Relu", "Clip"])
+@pytest.mark.parametrize("with_z", [False, True], ids=["noZ", "Z"])
+def test_direct_matches_columns_and_onnxruntime(case, act, with_z, monkeypatch):
+    model, feeds = _model(case, act, np.float32, with_z=with_z)
+    direct = _onyx(model, feeds, 1, monkeypatch)
+    columns = _onyx(model, feeds, 1 << 30, monkeypatch)
+    # float32 sums of K = C*kh*kw products of N(0, 1) values in another order: a few eps * K apart
+    k = case[1] * int(np.prod(case[4]))
+    np.testing.assert_allclose(direct, columns, rtol=1e-5, atol=2 * np.finfo(np.float32).eps * k)
+    if not with_z or act[0]:  # onnxruntime's FusedConv wants an activation
+        want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_direct_float64(bias, monkeypatch):
+    model, feeds = _model(CASES[1], ("Clip", [-0.5, 0.5]), np.float64, bias=bias, with_z=True)
+    direct = _onyx(model, feeds, 1, monkeypatch)
+    columns = _onyx(model, feeds, 1 << 30, monkeypatch)
+    assert direct.dtype == np.float64
+    np.testing.assert_allclose(direct, columns, rtol=1e-12, atol=1e-12)
+
+
+def test_without_blas_the_columns_path_runs(monkeypatch):
+    model, feeds = _model(CASES[0], ("Relu", []), np.float32)
+    want = _onyx(model, feeds, 1 << 30, monkeypatch)
+    calls = []
+    monkeypatch.setattr(blas, "available", lambda dtype: False)
+    monkeypatch.setattr(blas, "gemm", lambda *a, **k: calls.append(a))
+    got = _onyx(model, feeds, 1, monkeypatch)
+    assert not calls
+    np.testing.assert_array_equal(got, want)
+
+
+def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
+    model, feeds = _model(CASES[0], ("Relu", []), np.float32)
+    calls = []
+    real = blas.gemm
+    monkeypatch.setattr(blas, "gemm", lambda *a, **k: (calls.append(a[3:]), real(*a, **k)))
+    _onyx(model, feeds, conv_mod._DIRECT_MIN_CHANNELS, monkeypatch)
+    assert len(calls) == 9  # one GEMM per kernel offset
+    assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
