@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -40,9 +41,16 @@ def measure(runtime: str, model: Path, feeds: Path, seconds: float, timeout: flo
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     if out.returncode != 0:
-        tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]
-        return {"error": tail[0][:200]}
+        return {"error": _exception_line(out.stderr or out.stdout)}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _exception_line(text: str) -> str:
+    """The ``SomeError: message`` line of a traceback (messages can run over several lines, so the
+    last line alone may be a fragment), else its last line."""
+    lines = text.strip().splitlines() or ["?"]
+    found = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", ln)]
+    return (found[-1] if found else lines[-1]).strip()[:200]
 
 
 def summarize(samples: list[dict]) -> dict:
@@ -64,12 +72,18 @@ def table(results: dict) -> str:
         "| RSS onyx/ort MB |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    notes: list[str] = []
     for key, r in results.items():
         name, batch = key.rsplit("@", 1)
 
-        def cell(rt: str, field: str, fmt: str, r: dict = r) -> str:
+        def cell(rt: str, field: str, fmt: str, r: dict = r, key: str = key) -> str:
             x = r.get(rt, {})
-            return format(x[field], fmt) if field in x else ("—" if rt != "ref" else x.get("error", "—")[:18])
+            if field in x:
+                return format(x[field], fmt)
+            if "error" not in x:
+                return "—"
+            notes.append(f"{len(notes) + 1}. {key} {rt}: {x['error']}")
+            return f"fails ({len(notes)})"
 
         o, t, f = r.get("onyx", {}), r.get("ort", {}), r.get("ref", {})
         ratio = (
@@ -84,13 +98,13 @@ def table(results: dict) -> str:
             if "peak_rss_mb" in o and "peak_rss_mb" in t
             else "—"
         )
-        if "error" in o:
-            ratio = "onyx: " + o["error"][:40]
         lines.append(
             f"| {name} | {batch} | {cell('onyx', 'latency_ms', '.2f')} | "
             f"{cell('ort', 'latency_ms', '.2f')} | {cell('ref', 'latency_ms', '.1f')} | "
             f"{ratio} | {vs_ref} | {create} | {rss} |"
         )
+    if notes:
+        lines += ["", "Failures:", ""] + notes
     return "\n".join(lines)
 
 
