@@ -62,15 +62,23 @@ def test_conv_empty_batch():
     assert y.shape == (0, 2, 3, 3) and y.dtype == np.float32
 
 
-def test_conv_errors():
-    with pytest.raises(InvalidArgument):
+@pytest.mark.parametrize("attempt", [1, 2])  # the geometry is cached per signature: errors are not
+def test_conv_errors(attempt):
+    with pytest.raises(InvalidArgument, match="do not agree"):
         conv(_r(1, 3, 5, 5), _r(2, 4, 3, 3))
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument, match="do not agree"):
         conv(_r(1, 4, 5, 5), _r(3, 2, 3, 3), group=2)
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument, match="kernel_shape"):
         conv(_r(1, 3, 5, 5), _r(2, 3, 3, 3), kernel_shape=[2, 2])
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument, match="auto_pad"):
         conv(_r(1, 3, 5, 5), _r(2, 3, 3, 3), auto_pad="BOGUS")
+    with pytest.raises(InvalidArgument, match="rank"):
+        conv(_r(1, 3, 5, 5), _r(2, 3, 3))
+    with pytest.raises(InvalidArgument, match="strides has 1 values"):
+        conv(_r(1, 3, 5, 5), _r(2, 3, 3, 3), strides=[2])
+    with pytest.raises(InvalidArgument, match="pads has 2 values"):
+        conv(_r(1, 3, 5, 5), _r(2, 3, 3, 3), pads=[1, 1])
+    assert conv(_r(1, 3, 5, 5), _r(2, 3, 3, 3), pads=[1, 1, 1, 1]).shape == (1, 2, 5, 5)
 
 
 CT_CASES = [

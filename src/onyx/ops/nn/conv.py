@@ -44,6 +44,38 @@ _DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
 
 
+def _key(v):
+    """An attribute value as an lru_cache key: sequences as tuples."""
+    return v if v is None or isinstance(v, (str, bytes, int)) else tuple(v)
+
+
+@lru_cache(maxsize=1024)
+def _geometry(x_shape, w_shape, group, kernel_shape, pads, strides, dilations, auto_pad):
+    """A convolution's checked geometry, computed once per shape signature: (strides, dilations, begin
+    pads, end pads, output spatial shape, output positions, kernel positions)."""
+    nd = len(x_shape) - 2
+    if len(w_shape) != len(x_shape):
+        raise InvalidArgument(f"Conv: W of shape {w_shape} must have the rank of X {x_shape}")
+    c = x_shape[1]
+    m, cg = w_shape[:2]
+    kernel = tuple(w_shape[2:])
+    if kernel_shape:
+        ks = tuple(int(k) for k in kernel_shape)
+        if ks != kernel:
+            raise InvalidArgument(f"Conv: kernel_shape {ks} does not match W of shape {w_shape}")
+    if group <= 0 or c != cg * group or m % group:
+        raise InvalidArgument(
+            f"Conv: X of shape {x_shape} and W of shape {w_shape} do not agree with group={group} "
+            "(need C = W.shape[1] * group and M divisible by group)"
+        )
+    strides = as_ints(strides, nd, 1, "strides")
+    dilations = as_ints(dilations, nd, 1, "dilations")
+    pads = as_ints(pads, 2 * nd, 0, "pads")
+    ap = norm_auto_pad(auto_pad)
+    pb, pe, out, _ = window_geometry(tuple(x_shape[2:]), kernel, strides, dilations, pads, ap)
+    return strides, dilations, pb, pe, out, math.prod(out), math.prod(kernel)
+
+
 def conv_forward(
     x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None, act=None, z=None
 ):
@@ -54,35 +86,19 @@ def conv_forward(
     ``act``: the same activation as (ONNX op name, params), for compiled loops that apply it
     themselves."""
     check_rank(x, 3, "Conv X")
-    if w.ndim != x.ndim:
-        raise InvalidArgument(f"Conv: W of shape {w.shape} must have the rank of X {x.shape}")
+    group = int(group)
+    strides, dilations, pb, pe, out, p, kp = _geometry(
+        x.shape, w.shape, group, _key(kernel_shape), _key(pads), _key(strides), _key(dilations), auto_pad
+    )
     nd = x.ndim - 2
     n, c = x.shape[:2]
     m, cg = w.shape[:2]
     kernel = tuple(w.shape[2:])
-    if kernel_shape:
-        ks = tuple(int(k) for k in kernel_shape)
-        if ks != kernel:
-            raise InvalidArgument(f"Conv: kernel_shape {ks} does not match W of shape {w.shape}")
-    group = int(group)
-    if group <= 0 or c != cg * group or m % group:
-        raise InvalidArgument(
-            f"Conv: X of shape {x.shape} and W of shape {w.shape} do not agree with group={group} "
-            "(need C = W.shape[1] * group and M divisible by group)"
-        )
-    strides = as_ints(strides, nd, 1, "strides")
-    dilations = as_ints(dilations, nd, 1, "dilations")
-    pads = as_ints(pads, 2 * nd, 0, "pads")
-    pb, pe, out, _ = window_geometry(
-        tuple(x.shape[2:]), kernel, strides, dilations, pads, norm_auto_pad(auto_pad)
-    )
     mg = m // group
-    p = int(np.prod(out))
     if b is not None and b.shape != (m,):
         raise InvalidArgument(f"Conv: B of shape {b.shape}, expected ({m},)")
     if n == 0 or p == 0 or m == 0:
         return np.zeros((n, m) + out, dtype=x.dtype)
-    kp = int(np.prod(kernel))
     threads = intra_op_threads(ctx)
     if not blas_single_threaded():
         # BLAS runs its own threads, and they spin between GEMMs: a second thread of ours would share
