@@ -53,8 +53,45 @@ def test_gelu_kernels_jit_match_numpy_and_onnxruntime(op, monkeypatch):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(2, 50, 768)).astype(np.float32)  # 76,800 elements: the compiled loop
     b = rng.normal(size=768).astype(np.float32)
-    inits = [numpy_helper.from_array(b, "B")] if op == "BiasGelu" else []
-    node = helper.make_node(op, ["X", "B"] if op == "BiasGelu" else ["X"], ["Y"], domain="com.microsoft")
+    model = _one_node(op, x, b if op == "BiasGelu" else None)
+    fast, plain = _run_both(model, {"X": x}, monkeypatch)
+    np.testing.assert_allclose(fast[0], plain[0], rtol=2.5e-7, atol=3e-7)
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    np.testing.assert_allclose(fast[0], want, rtol=1e-5, atol=1e-6)
+
+
+def _gelu_tanh_f64(v):
+    v = v.astype(np.float64)
+    return 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
+
+
+@pytest.mark.parametrize("shape", [(40000,), (33, 1031), (2, 3, 6001)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_fast_gelu_jit_matches_numpy_and_definition(shape, with_bias, monkeypatch):
+    """FastGelu's compiled loop computes v / (1 + exp(-2t)), the same function as the numpy path's
+    0.5 v (1 + tanh t): both within float32 rounding of the definition in double precision."""
+    rng = np.random.default_rng(sum(shape) + 1)
+    x = (rng.normal(size=shape) * 4).astype(np.float32)
+    x.reshape(-1)[: SPECIAL.size] = SPECIAL
+    x.reshape(-1)[SPECIAL.size : SPECIAL.size + 3] = [-np.inf, -60.0, 95.0]
+    bias = rng.normal(size=shape[-1]).astype(np.float32) if with_bias else None
+    model = _one_node("FastGelu", x, bias)
+    feeds = {"X": x}
+    with np.errstate(invalid="ignore", over="ignore"):
+        fast, plain = _run_both(model, feeds, monkeypatch)
+    np.testing.assert_array_equal(np.isnan(fast[0]), np.isnan(plain[0]))
+    v = x if bias is None else x + bias
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = _gelu_tanh_f64(v)
+    ok = np.isfinite(want)
+    for got in (fast[0], plain[0]):
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-6, atol=2e-6)
+    np.testing.assert_array_equal(fast[0][~ok & ~np.isnan(want)], want[~ok & ~np.isnan(want)])
+
+
+def _one_node(op, x, bias):
+    inits = [numpy_helper.from_array(bias, "B")] if bias is not None else []
+    node = helper.make_node(op, ["X", "B"] if bias is not None else ["X"], ["Y"], domain="com.microsoft")
     g = helper.make_graph(
         [node],
         "g",
@@ -62,12 +99,17 @@ def test_gelu_kernels_jit_match_numpy_and_onnxruntime(op, monkeypatch):
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
         inits,
     )
-    m = helper.make_model(
-        g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    m = helper.make_model(g, opset_imports=opsets)
     m.ir_version = 8
-    model = m.SerializeToString()
-    fast, plain = _run_both(model, {"X": x}, monkeypatch)
-    np.testing.assert_allclose(fast[0], plain[0], rtol=2.5e-7, atol=3e-7)
+    return m.SerializeToString()
+
+
+def test_fast_gelu_jit_against_onnxruntime(monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 50, 768)).astype(np.float32) * 2
+    b = rng.normal(size=768).astype(np.float32)
+    model = _one_node("FastGelu", x, b)
+    fast, _ = _run_both(model, {"X": x}, monkeypatch)
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
-    np.testing.assert_allclose(fast[0], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fast[0], want, rtol=1e-5, atol=1e-5)

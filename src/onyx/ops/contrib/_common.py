@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops.math._common import F32, NATIVE_FLOATS
+from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -140,6 +142,11 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
 
     Returns ((B, S, N*Hv) output, the scaled scores before the softmax when ``want_qk`` else None)."""
     scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    if not want_qk and scores.dtype == F32 and scores.ndim == 4 and scores.size >= SOFTMAX_JIT_MIN:
+        jit = _perf.jit_module("onyx.ops.math._jit")
+        if jit is not None:
+            _softmax_jit(jit, scores, scale, bias, what)
+            return _merge_heads(np.matmul(scores, v)), None
     scores *= scores.dtype.type(scale)
     if bias is not None:
         try:
@@ -150,9 +157,43 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
             ) from None
     qk = scores.copy() if want_qk else None
     softmax_last_(scores)
-    out = np.matmul(scores, v)
+    return _merge_heads(np.matmul(scores, v)), qk
+
+
+def _merge_heads(out: np.ndarray) -> np.ndarray:
+    """(B, N, S, H) -> (B, S, N*H)."""
     b, n, s, h = out.shape
-    return out.transpose(0, 2, 1, 3).reshape(b, s, n * h), qk
+    return out.transpose(0, 2, 1, 3).reshape(b, s, n * h)
+
+
+#: attention scores from which the softmax runs in the compiled loop of the ``perf`` extra (a
+#: transformer layer at sequence 128 has 12 * 128 * 128)
+SOFTMAX_JIT_MIN = 1 << 13
+#: scores from which that loop splits its rows over threads
+_SOFTMAX_PARALLEL = 1 << 16
+
+
+def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None, what: str) -> None:
+    """In place: softmax(scores * scale + bias) over the last axis of the float32 (B, N, S, T) scores
+    by jit.softmax_rows, rows over threads."""
+    if bias is None:
+        bb = scores
+    else:
+        try:
+            bb = np.broadcast_to(bias.astype(F32, copy=False), scores.shape)
+        except ValueError:
+            raise InvalidArgument(
+                f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {scores.shape}"
+            ) from None
+    rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
+    threads = intra_op_threads() if scores.size >= _SOFTMAX_PARALLEL else 1
+    parts = split_ranges(rows, threads)
+    sc = F32.type(scale)
+
+    def task(i: int) -> None:
+        jit.softmax_rows(scores, sc, bb, bias is not None, parts[i][0], parts[i][1])
+
+    parallel_for(task, len(parts), threads)
 
 
 def key_mask_bias(mask, batch, s, t, past, filter_value, dtype, what: str):

@@ -254,13 +254,15 @@ JIT_MIN = 1 << 13
 _JIT_ROW = 4096
 
 
-def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by jit.gelu32, rows over threads."""
-    xc = np.ascontiguousarray(x)
+def map_rows_jit(fn, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """A new float32 array ``fn`` gives for ``x`` (+ ``bias`` over the last axis): ``fn(xs, b, out, r0,
+    r1)`` is a compiled elementwise loop over rows r0:r1 of a 2-D view; rows go to several threads
+    from ``_JIT_PARALLEL`` elements."""
+    xc = np.ascontiguousarray(x, dtype=_F32)
     out = np.empty(xc.shape, dtype=_F32)
     if bias is not None:
         pieces = [(xc.reshape(-1, xc.shape[-1]), out.reshape(-1, xc.shape[-1]))]
-        b = np.ascontiguousarray(bias)
+        b = np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     else:
         flat, oflat = xc.reshape(-1), out.reshape(-1)
         full = flat.size // _JIT_ROW * _JIT_ROW
@@ -273,20 +275,20 @@ def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     for xs, os_ in pieces:
         for r0, r1 in split_ranges(xs.shape[0], 2 * threads):
             tasks.append((xs, os_, r0, r1))
-    s_c, s_coef = _S32C[0], _S32_COEFS
-    g_c, g_coef = _G32C[0], _G32_COEFS
 
     def task(i: int) -> None:
         xs, os_, r0, r1 = tasks[i]
-        jit.gelu32(xs, b, os_, r0, r1, s_c, s_coef, g_c, g_coef)
+        fn(xs, b, os_, r0, r1)
 
     parallel_for(task, len(tasks), threads)
     return out
 
 
-#: the float32 fits as arrays, for the compiled loop
-_S32_COEFS = np.array(_S32C[1], dtype=np.float32)
-_G32_COEFS = np.array(_G32C[1], dtype=np.float32)
+def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by jit.gelu32."""
+    return map_rows_jit(jit.gelu32, x, bias)
+
+
 #: elements from which the compiled gelu splits its rows over threads
 _JIT_PARALLEL = 1 << 16
 
