@@ -623,3 +623,30 @@ def test_tree_ensemble_v5_float16_matches_float32():
     assert got16.dtype == np.float16 and got16.shape == (3, 1)
     np.testing.assert_array_equal(got16.astype(np.float32), got32)
     assert got32.ravel().tolist() == [1.5, -2.0, -2.0]
+
+
+def test_softmax_one_row_path_matches_the_array_path():
+    """post_transform SOFTMAX: one short row goes through Python floats; it gives what the array path
+    gives, also for NaN, +inf and rows of -inf."""
+    from onyx.ops.ml._common import PY_ROW, softmax
+
+    rng = np.random.default_rng(4)
+    rows = [
+        rng.normal(size=7) * 30,
+        np.array([1.0, np.nan, 2.0]),
+        np.array([np.nan, 1.0, 2.0]),
+        np.array([1.0, np.inf, -2.0]),
+        np.array([-np.inf, -np.inf]),
+        np.array([-np.inf, 0.5, 3.0]),
+        np.array([700.0, -700.0, 0.0]),
+        np.array([2.5]),
+        rng.normal(size=PY_ROW),
+    ]
+    for r in rows:
+        one = r.reshape(1, -1)
+        with np.errstate(invalid="ignore"):
+            got = softmax(one)
+            want = softmax(np.vstack([one, np.zeros_like(one)]))[:1]  # two rows: the array path
+        assert got.shape == one.shape and got.dtype == np.float64
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
