@@ -71,3 +71,41 @@ def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
     _onyx(model, feeds, conv_mod._DIRECT_MIN_CHANNELS, monkeypatch)
     assert len(calls) == 9  # one GEMM per kernel offset
     assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
+
+
+PATCH_CASES = [
+    # (batch, C, M, spatial, kernel, stride, dilation, pads, group): kernel == stride, no padding
+    (1, 3, 8, (64, 64), (16, 16), (16, 16), (1, 1), (0, 0, 0, 0), 1),  # a ViT patch embedding
+    (2, 4, 6, (70, 66), (8, 8), (8, 8), (1, 1), (0, 0, 0, 0), 1),  # partial patches dropped
+    (1, 5, 7, (13, 10), (4, 2), (4, 2), (1, 1), (0, 0, 0, 0), 1),  # rectangular
+    (1, 6, 4, (12, 12), (3, 3), (3, 3), (1, 1), (0, 0, 0, 0), 2),  # grouped
+    (2, 3, 5, (30,), (4,), (4,), (1,), (0, 0), 1),  # 1-D
+    (1, 2, 3, (6, 7, 8), (2, 2, 2), (2, 2, 2), (1, 1, 1), (0, 0, 0, 0, 0, 0), 1),  # 3-D
+]
+
+
+@pytest.mark.parametrize("case", PATCH_CASES, ids=[f"patch{i}" for i in range(len(PATCH_CASES))])
+@pytest.mark.parametrize("act,with_z", [(("", []), False), (("Relu", []), True)], ids=["plain", "Relu+Z"])
+def test_patch_convolution_matches_other_paths_and_onnxruntime(case, act, with_z, monkeypatch):
+    """Kernel equal to the stride: the columns are a transpose of the input; same results as the
+    general paths and onnxruntime."""
+    model, feeds = _model(case, act, np.float32, with_z=with_z)
+    calls = []
+    real = conv_mod._is_patchify
+    monkeypatch.setattr(conv_mod, "_is_patchify", lambda *a: calls.append(a) or real(*a))
+    fast = onyx.InferenceSession(model).run(None, feeds)[0]
+    assert calls and real(*calls[0])
+    monkeypatch.setattr(conv_mod, "_is_patchify", lambda *a: False)
+    general = onyx.InferenceSession(model).run(None, feeds)[0]
+    k = case[1] // case[8] * int(np.prod(case[4]))
+    np.testing.assert_allclose(fast, general, rtol=1e-5, atol=2 * np.finfo(np.float32).eps * k)
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(fast, want, rtol=1e-4, atol=1e-4)
+
+
+def test_patchify_needs_kernel_equal_to_stride_and_no_padding():
+    assert conv_mod._is_patchify((16, 16), (16, 16), (1, 1), (0, 0), (0, 0))
+    assert not conv_mod._is_patchify((3, 3), (2, 2), (1, 1), (0, 0), (0, 0))
+    assert not conv_mod._is_patchify((2, 2), (2, 2), (2, 2), (0, 0), (0, 0))
+    assert not conv_mod._is_patchify((2, 2), (2, 2), (1, 1), (1, 0), (0, 0))
+    assert not conv_mod._is_patchify((2, 2), (2, 2), (1, 1), (0, 0), (0, 1))

@@ -115,7 +115,13 @@ def conv_forward(
         if z is not None:
             y += z
         return y if post is None else _post_whole(post, y)
-    if group == 1 and kp > 1 and _planes_pay(x.shape[2:], kernel, strides, dilations, pb, pe, out):
+    patches = kp > 1 and _is_patchify(kernel, strides, dilations, pb, pe)
+    if (
+        not patches
+        and group == 1
+        and kp > 1
+        and _planes_pay(x.shape[2:], kernel, strides, dilations, pb, pe, out)
+    ):
         return _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act)
     rows = out[0]
     inner = p // rows
@@ -136,6 +142,19 @@ def conv_forward(
             return xs.reshape(n, group, cg, (r1 - r0) * inner)
 
         row_bytes = 0 if all(s == 1 for s in strides) else n * c * inner * x.dtype.itemsize
+    elif patches:  # non-overlapping patches (a ViT's patch embedding): the columns are a transpose of x
+        k0 = kernel[0]
+        crop = tuple(slice(0, out[i] * kernel[i]) for i in range(1, nd))
+        # (N, C, o0, k0, o1, k1, ...) -> (N, C, k0, k1, ..., o0, o1, ...)
+        order = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+
+        def cols_of(r0, r1):
+            slab = x[(slice(None), slice(None), slice(r0 * k0, r1 * k0)) + crop]
+            dims = (r1 - r0,) + tuple(out[1:])
+            split = slab.reshape((n, c) + tuple(v for i in range(nd) for v in (dims[i], kernel[i])))
+            return split.transpose(order).reshape(n, group, cg * kp, (r1 - r0) * inner)
+
+        row_bytes = n * c * kp * inner * x.dtype.itemsize
     else:
         xp = pad_spatial(x, pb, pe)
 
@@ -198,6 +217,12 @@ def conv_forward(
 
     parallel_for(task, len(parts), threads)
     return y.reshape((n, m) + out)
+
+
+def _is_patchify(kernel, strides, dilations, pb, pe) -> bool:
+    """Kernel equal to the stride, no dilation, no padding: every input position falls under exactly
+    one kernel offset (or none, past the last whole patch), so the column matrix is a transpose of x."""
+    return tuple(kernel) == tuple(strides) and all(d == 1 for d in dilations) and not any(pb) and not any(pe)
 
 
 #: phase-plane convolution: input channels from which each kernel offset is its own GEMM on the planes
