@@ -207,6 +207,17 @@ def test_duplicate_opset_import():
     assert_caught(model([helper.make_node("Relu", ["x"], ["y"])], opset=opsets), "opset_import", "twice")
 
 
+def test_opset_import_repeated_with_the_same_version_is_accepted():
+    """skl2onnx lists the default domain twice with one version; onnx's checker and onnxruntime accept
+    that, and so does onyx."""
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3), helper.make_opsetid("", 17)]
+    m = model([helper.make_node("Relu", ["x"], ["y"])], opset=opsets)
+    onnx.checker.check_model(m)
+    onyx.check(onyx.load(m.SerializeToString()))
+    x = np.array([-1.0, 2.0], dtype=np.float32)
+    np.testing.assert_array_equal(onyx.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0], [0, 2])
+
+
 def test_missing_ir_version():
     assert_caught(model([helper.make_node("Relu", ["x"], ["y"])], ir=None), "ir_version")
 

@@ -76,12 +76,14 @@ class _Checker:
         opsets = m.opsets
         if (m.ir_version or 0) >= 3 and not m.opset_imports:
             self.err("model: opset_import is empty (required from IR version 3)")
-        seen: set[str] = set()
+        seen: dict[str, int | None] = {}
         for d, v in m.opset_imports:
             dom = "" if d in (None, "ai.onnx") else d
-            if dom in seen:
-                self.err(f"model: opset_import lists domain {d or 'ai.onnx'!r} twice")
-            seen.add(dom)
+            # the same domain listed again with the same version is harmless (skl2onnx writes that;
+            # onnx's checker and onnxruntime accept it); two versions of one domain are not
+            if dom in seen and seen[dom] != v:
+                self.err(f"model: opset_import lists domain {d or 'ai.onnx'!r} twice, as {seen[dom]} and {v}")
+            seen[dom] = v
             if v is None or v < 1:
                 self.err(f"model: opset_import for domain {d or 'ai.onnx'!r} has invalid version {v}")
             elif self.full and dom in MAX_OPSET and v > MAX_OPSET[dom]:

@@ -720,17 +720,6 @@ SKLEARN_RECIPES: dict[str, SklearnRecipe] = {
 SKLEARN_OPSET = 17
 
 
-def _dedupe_opsets(model) -> None:
-    """skl2onnx may list a domain twice in opset_import; keep one entry (the highest) per domain."""
-    seen: dict[str, int] = {}
-    for o in model.opset_import:
-        seen[o.domain] = max(seen.get(o.domain, 0), o.version)
-    del model.opset_import[:]
-    for domain, version in seen.items():
-        entry = model.opset_import.add()
-        entry.domain, entry.version = domain, version
-
-
 def sklearn_export(recipe: SklearnRecipe, path: Path) -> None:
     from skl2onnx import to_onnx
     from skl2onnx.common.data_types import FloatTensorType
@@ -752,7 +741,6 @@ def sklearn_export(recipe: SklearnRecipe, path: Path) -> None:
             target_opset=SKLEARN_OPSET,
             options=options,
         )
-    _dedupe_opsets(onx)
     path.write_bytes(onx.SerializeToString())
 
 

@@ -339,3 +339,101 @@ def test_shapes_inside_loop_bodies_are_not_trusted():
 
     m = check_pass(build, eliminate_slice, {"v0": rand(1, 3)}, changed=False)
     assert ops(m)["Slice"] == 1
+
+
+# -- Normalizer after a softmax LinearClassifier ---------------------------------------------------
+
+
+def _classifier(post, rows, norm="L1", z_also_out=False):
+    def build():
+        b = GraphBuilder(opset=17, opsets={"ai.onnx.ml": 1})
+        x = b.input("x", np.float32, [None, 4])
+        coef = rand(rows, 4, seed=rows).reshape(-1).tolist()
+        labels = [0, 1] if rows == 1 else list(range(rows))
+        y, z = b.op(
+            "LinearClassifier",
+            x,
+            domain="ai.onnx.ml",
+            outputs=2,
+            coefficients=coef,
+            intercepts=rand(rows, seed=9).tolist(),
+            classlabels_ints=labels,
+            post_transform=post,
+        )
+        p = b.op("Normalizer", z, domain="ai.onnx.ml", norm=norm)
+        b.output(y, "label", np.int64, [None])
+        b.output(p, "probabilities", np.float32, [None, 2 if rows == 1 else rows])
+        if z_also_out:
+            b.output(z, "scores", np.float32, [None, 2 if rows == 1 else rows])
+        return b.model()
+
+    return build
+
+
+@pytest.mark.parametrize("post", ["SOFTMAX", "SOFTMAX_ZERO"])
+def test_l1_normalizer_of_softmax_probabilities_is_removed(post):
+    from onyx.optimizer.normalizer_elimination import eliminate_softmax_normalizer
+
+    feeds = {"x": rand(5, 4, seed=3) * 3}
+    m = check_pass(_classifier(post, 3), eliminate_softmax_normalizer, feeds)
+    assert ops(m) == {"LinearClassifier": 1}
+    assert [v.name for v in m.graph.outputs] == ["label", "probabilities"]
+
+
+def test_normalizer_between_two_graph_outputs_stays():
+    """Scores and probabilities both graph outputs: one value cannot carry both names."""
+    from onyx.optimizer.normalizer_elimination import eliminate_softmax_normalizer
+
+    feeds = {"x": rand(5, 4, seed=3)}
+    m = check_pass(
+        _classifier("SOFTMAX", 3, z_also_out=True), eliminate_softmax_normalizer, feeds, changed=False
+    )
+    assert ops(m)["Normalizer"] == 1
+
+
+@pytest.mark.parametrize(
+    "post,rows,norm",
+    [
+        ("LOGISTIC", 3, "L1"),
+        ("NONE", 3, "L1"),
+        ("SOFTMAX", 3, "L2"),
+        ("SOFTMAX", 3, "MAX"),
+        ("SOFTMAX", 1, "L1"),
+    ],
+    ids=["ovr-logistic", "raw-scores", "L2", "MAX", "binary-one-row"],
+)
+def test_normalizer_that_changes_values_stays(post, rows, norm):
+    from onyx.optimizer.normalizer_elimination import eliminate_softmax_normalizer
+
+    feeds = {"x": rand(5, 4, seed=4) * 3}
+    m = check_pass(_classifier(post, rows, norm), eliminate_softmax_normalizer, feeds, changed=False)
+    assert ops(m)["Normalizer"] == 1
+
+
+def test_skl2onnx_multinomial_logistic_regression_loses_its_normalizer():
+    """The real exporter's graph: optimised at the default level it runs one node and still matches
+    onnxruntime and scikit-learn's probabilities."""
+    skl = pytest.importorskip("sklearn")
+    pytest.importorskip("skl2onnx")
+    import onnxruntime as ort
+    from skl2onnx import to_onnx
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import onyx
+
+    del skl
+    x, y = load_iris(return_X_y=True)
+    x = x.astype(np.float32)
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(x, y)
+    opsets = {"": 17, "ai.onnx.ml": 3}
+    data = to_onnx(clf, x[:1], options={"zipmap": False}, target_opset=opsets).SerializeToString()
+    sess = onyx.InferenceSession(data)
+    assert "Normalizer" not in {n.op_type for n in sess._plan.graph.nodes}
+    got = sess.run(None, {"X": x})
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got[1], clf.predict_proba(x), rtol=1e-5, atol=1e-6)

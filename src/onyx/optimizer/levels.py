@@ -56,6 +56,7 @@ def _extended() -> list[Pass]:
     from onyx.optimizer.gemm_activation_fusion import gemm_activation_fusion
     from onyx.optimizer.layer_norm_fusion import layer_norm_fusion
     from onyx.optimizer.matmul_fusion import matmul_fusion
+    from onyx.optimizer.normalizer_elimination import eliminate_softmax_normalizer
     from onyx.optimizer.quick_gelu_fusion import quick_gelu_fusion
     from onyx.optimizer.skip_layer_norm_fusion import skip_layer_norm_fusion
 
@@ -69,6 +70,7 @@ def _extended() -> list[Pass]:
         conv_activation_fusion,
         gemm_activation_fusion,
         matmul_fusion,
+        eliminate_softmax_normalizer,
     ]
 
 
