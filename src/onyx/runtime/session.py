@@ -16,6 +16,7 @@ from onyx.ir.model import Model, Value
 from onyx.ir.types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, TypeBase
 from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
+from onyx.runtime import repack
 from onyx.runtime.options import GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.runtime.plan import CompileContext, Plan
 from onyx.runtime.providers import resolve_providers
@@ -141,6 +142,8 @@ class InferenceSession:
         overridable = (model.ir_version or 0) >= 4
         self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names and overridable]
         self._plan = Plan(g, cc)
+        if self._options._config.get(repack.DISABLE_KEY, "0") != "1":
+            repack.transpose_gemm_weights(self._plan, g)
         release_mapped_pages(model)  # weights are in place: pages read only while optimizing may go
         self._input_index = {
             v.name: i for i, v in enumerate(g.inputs) if overridable or v.name not in init_names

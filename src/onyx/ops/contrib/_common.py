@@ -137,6 +137,14 @@ def heads(x: np.ndarray, n: int, what: str) -> np.ndarray:
     return x.reshape(b, s, n, d // n).transpose(0, 2, 1, 3)
 
 
+def heads_of_transposed(xt: np.ndarray, n: int, batch: int, what: str) -> np.ndarray:
+    """(N*H, B*S), a projection computed transposed -> (B, N, S, H), a view."""
+    d, rows = xt.shape
+    if d % n:
+        raise InvalidArgument(f"{what}: hidden size {d} is not a multiple of num_heads {n}")
+    return xt.reshape(n, d // n, batch, rows // batch).transpose(2, 0, 3, 1)
+
+
 def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
     """softmax(q @ k^T * scale + bias) @ v for (B, N, S, H) q and (B, N, T, H) k, v.
 

@@ -18,9 +18,11 @@ from onyx.ops.contrib._common import (
     back,
     causal_bias,
     heads,
+    heads_of_transposed,
     key_mask_bias,
     to_compute,
 )
+from onyx.ops.linalg.gemm import product, product_t
 from onyx.ops.registry import op, shape_rule
 
 
@@ -53,17 +55,27 @@ def attention(
         )
     dtype = input.dtype
     x = to_compute(input)
-    qkv = np.matmul(x, weights.astype(x.dtype, copy=False))
-    if bias is not None:
-        qkv += bias.astype(x.dtype, copy=False)
-    total = qkv.shape[-1]
+    w = weights.astype(x.dtype, copy=False)
+    total = w.shape[1]
     sizes = list(qkv_hidden_sizes) if qkv_hidden_sizes else [total // 3] * 3
     if len(sizes) != 3 or sum(sizes) != total or sizes[0] != sizes[1]:
         raise InvalidArgument(f"{what}: qkv_hidden_sizes {sizes} do not fit the weights {weights.shape}")
-    q = heads(qkv[..., : sizes[0]], num_heads, what)
-    k = heads(qkv[..., sizes[0] : sizes[0] + sizes[1]], num_heads, what)
-    v = heads(qkv[..., sizes[0] + sizes[1] :], num_heads, what)
+    if bias is not None and bias.shape != (total,):
+        raise InvalidArgument(f"{what}: bias {bias.shape} must be ({total},), one value per weight column")
+    cuts = ((0, sizes[0]), (sizes[0], sizes[0] + sizes[1]), (sizes[0] + sizes[1], total))
     batch, s = input.shape[0], input.shape[1]
+    if x.dtype.kind == "f" and w.flags.f_contiguous and not w.flags.c_contiguous and x.size:
+        # the weight is stored transposed (onyx.runtime.repack): the projection runs as
+        # QKV^T = W^T @ X^T, faster in OpenBLAS, and the heads are views of it (no copy back)
+        qkv_t = product_t(x, w, x.size * total)
+        if bias is not None:
+            qkv_t += bias.astype(x.dtype, copy=False)[:, None]
+        q, k, v = (heads_of_transposed(qkv_t[a:b], num_heads, batch, what) for a, b in cuts)
+    else:
+        qkv = product(x, w, x.size * total) if x.dtype.kind == "f" else np.matmul(x, w)
+        if bias is not None:
+            qkv += bias.astype(x.dtype, copy=False)
+        q, k, v = (heads(qkv[..., a:b], num_heads, what) for a, b in cuts)
     p = 0
     if past is not None:
         pk = to_compute(past[0])
