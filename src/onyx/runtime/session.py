@@ -606,11 +606,12 @@ def _owner(a: np.ndarray) -> Any:
 
 
 def _output(x: Any, fed_roots: set[int]) -> Any:
-    """An output the caller owns, as onnxruntime gives: writable, and never a view of a feed or weight."""
+    """An output the caller owns, as onnxruntime gives: writable, C-contiguous (kernels may leave
+    channels-last or transposed views) and never a view of a feed or weight."""
     if isinstance(x, np.ndarray):
         if not x.flags.writeable or (fed_roots and id(_owner(x)) in fed_roots):
             return x.copy()
-        return x
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if isinstance(x, np.generic):
         return np.asarray(x)
     if isinstance(x, list):

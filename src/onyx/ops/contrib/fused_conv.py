@@ -2,7 +2,7 @@
 
 from onyx.ops.contrib._common import activate_, back, to_compute
 from onyx.ops.nn._shapes import conv_rule
-from onyx.ops.nn.conv import conv_forward
+from onyx.ops.nn.conv import conv_forward, wants_channels_last
 from onyx.ops.registry import op, shape_rule
 
 
@@ -22,7 +22,20 @@ def fused_conv(
     pads=None,
     strides=None,
     _ctx=None,
+    _node=None,
 ):
+    attrs = dict(
+        auto_pad=auto_pad,
+        dilations=dilations,
+        group=group,
+        kernel_shape=kernel_shape,
+        pads=pads,
+        strides=strides,
+    )
+    return _fused_conv(X, W, B, Z, wants_channels_last(_node), _ctx, activation, activation_params, **attrs)
+
+
+def _fused_conv(X, W, B, Z, channels_last, ctx, activation, activation_params, **conv_attrs):  # noqa: N803
     dtype = X.dtype
     x = to_compute(X)
     params = list(activation_params or [])
@@ -40,18 +53,27 @@ def fused_conv(
         x,
         W.astype(x.dtype, copy=False),
         None if B is None else B.astype(x.dtype, copy=False),
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-        ctx=_ctx,
+        ctx=ctx,
+        **conv_attrs,
         post=post,
         act=(activation, params) if post is not None else None,
         z=z,
+        channels_last=channels_last,
     )
     return back(y, dtype)
+
+
+def _prepare(*, _node=None, _ctx=None, activation, activation_params, **conv_attrs):
+    """FusedConv bound to its node once: whether its output stays channels-last is decided here."""
+    cl = wants_channels_last(_node)
+
+    def run(X, W, B=None, Z=None):  # noqa: N803
+        return _fused_conv(X, W, B, Z, cl, _ctx, activation, activation_params, **conv_attrs)
+
+    return run
+
+
+fused_conv.prepare = _prepare
 
 
 @shape_rule("FusedConv", domain="com.microsoft")

@@ -153,6 +153,113 @@ def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover
                 _finish_row(src[i, s0 + r, :width], d, zr, has_z, bv, act, lo, hi)
 
 
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _act(v, act, lo, hi, zero):  # pragma: no cover - compiled
+    """The activation of code ``act`` (see :func:`depthwise2d`) on one value, as _finish_row applies it."""
+    if act == 1:
+        return zero if v < zero else v
+    if act == 2:
+        v = lo if v < lo else v
+        return hi if v > hi else v
+    if act == 3:
+        return v * lo if v < zero else v
+    return v
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l):  # pragma: no cover - compiled
+    """One output position of :func:`depthwise_cl` with bounds checks (edges, any kernel size)."""
+    h, wd, c = x.shape[1], x.shape[2], x.shape[3]
+    d = y[n, oy, ox]
+    for k in range(c):
+        d[k] = b[k]
+    for ky in range(w.shape[0]):
+        iy = oy * sh - pad_t + ky
+        if 0 <= iy < h:
+            for kx in range(w.shape[1]):
+                ix = ox * sw - pad_l + kx
+                if 0 <= ix < wd:
+                    s = x[n, iy, ix]
+                    wv = w[ky, kx]
+                    for k in range(c):
+                        d[k] += wv[k] * s[k]
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma: no cover - compiled
+    """Depthwise convolution on channels-last arrays: ``x`` (N, H, W, C), ``w`` (KH, KW, C), ``b`` (C,)
+    (zeros for none), into ``y`` (N, OH, OW, C), with the activation of code ``act`` (as in
+    :func:`depthwise2d`). Every multiply-add runs over the channels of one position, contiguous in
+    memory, so small maps and strides cost no plane copies; 3x3 windows that lie inside ``x`` take
+    all nine taps in one pass."""
+    n_img, h, wd, c = x.shape
+    oh, ow = y.shape[1], y.shape[2]
+    lo = y.dtype.type(alpha)
+    hi = y.dtype.type(beta)
+    zero = y.dtype.type(0)
+    three = w.shape[0] == 3 and w.shape[1] == 3
+    # output positions whose 3x3 window lies inside x
+    oy0 = -(-pad_t // sh)
+    ox0 = -(-pad_l // sw)
+    oy1 = max(oy0, min(oh, (h - 3 + pad_t) // sh + 1))
+    ox1 = max(ox0, min(ow, (wd - 3 + pad_l) // sw + 1))
+    for n in range(n_img):
+        for oy in range(oh):
+            if not three or oy < oy0 or oy >= oy1:
+                for ox in range(ow):
+                    _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+            else:
+                for ox in range(ox0):
+                    _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+                r = oy * sh - pad_t
+                for ox in range(ox0, ox1):
+                    q = ox * sw - pad_l
+                    for k in range(c):
+                        y[n, oy, ox, k] = (
+                            b[k]
+                            + w[0, 0, k] * x[n, r, q, k]
+                            + w[0, 1, k] * x[n, r, q + 1, k]
+                            + w[0, 2, k] * x[n, r, q + 2, k]
+                            + w[1, 0, k] * x[n, r + 1, q, k]
+                            + w[1, 1, k] * x[n, r + 1, q + 1, k]
+                            + w[1, 2, k] * x[n, r + 1, q + 2, k]
+                            + w[2, 0, k] * x[n, r + 2, q, k]
+                            + w[2, 1, k] * x[n, r + 2, q + 1, k]
+                            + w[2, 2, k] * x[n, r + 2, q + 2, k]
+                        )
+                for ox in range(ox1, ow):
+                    _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+            if act != 0:
+                row = y[n, oy]
+                for ox in range(ow):
+                    d = row[ox]
+                    for k in range(c):
+                        d[k] = _act(d[k], act, lo, hi, zero)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def epilogue_cl(y, b, z, act, alpha, beta):  # pragma: no cover - compiled
+    """Channels-last rows finished in place: ``y[r, :] = act(y[r, :] + b + z[r, :])`` for ``y`` and
+    ``z`` (rows, C); ``b`` and ``z`` are empty for none; ``act`` as in :func:`depthwise2d`."""
+    lo = y.dtype.type(alpha)
+    hi = y.dtype.type(beta)
+    zero = y.dtype.type(0)
+    has_b = b.shape[0] > 0
+    has_z = z.shape[0] > 0
+    for r in range(y.shape[0]):
+        d = y[r]
+        if has_b:
+            for k in range(d.shape[0]):
+                d[k] += b[k]
+        if has_z:
+            zr = z[r]
+            for k in range(d.shape[0]):
+                d[k] += zr[k]
+        if act != 0:
+            for k in range(d.shape[0]):
+                d[k] = _act(d[k], act, lo, hi, zero)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _nanmax(a, b):  # pragma: no cover - compiled
     """max(a, b) propagating NaN from either side, as np.maximum does."""

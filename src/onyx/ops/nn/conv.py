@@ -77,14 +77,30 @@ def _geometry(x_shape, w_shape, group, kernel_shape, pads, strides, dilations, a
 
 
 def conv_forward(
-    x, w, b, *, auto_pad, dilations, group, kernel_shape, pads, strides, ctx=None, post=None, act=None, z=None
+    x,
+    w,
+    b,
+    *,
+    auto_pad,
+    dilations,
+    group,
+    kernel_shape,
+    pads,
+    strides,
+    ctx=None,
+    post=None,
+    act=None,
+    z=None,
+    channels_last=False,
 ):
     """The convolution shared by Conv, ConvInteger, QLinearConv and FusedConv (inputs already in
     compute dtype). ``ctx``: the kernel context (its intra_op_num_threads); ``z``: an array of the
     output's shape added to it (FusedConv's Z) before ``post``; ``post``: an in-place elementwise
     function (an activation) applied to each finished block of the output while it is still in cache;
     ``act``: the same activation as (ONNX op name, params), for compiled loops that apply it
-    themselves."""
+    themselves; ``channels_last``: leave the output channels-last when the kernel can (see
+    :func:`wants_channels_last`). An input that is channels-last (an NCHW view of an NHWC buffer, as
+    such outputs are) runs channels-last where a kernel exists and is made contiguous otherwise."""
     check_rank(x, 3, "Conv X")
     group = int(group)
     strides, dilations, pb, pe, out, p, kp = _geometry(
@@ -104,6 +120,11 @@ def conv_forward(
         # BLAS runs its own threads, and they spin between GEMMs: a second thread of ours would share
         # a core with them (measured: depthwise layers split over two threads were slower in models)
         threads = 1
+    if nd == 2 and x.dtype in _JIT_DTYPES and (channels_last or _is_channels_last(x)):
+        y = _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, out, act, post)
+        if y is not None:
+            return y
+        x = np.ascontiguousarray(x)
     if cg == 1 and group == c and kp > 1:
         if nd == 2 and x.dtype in _JIT_DTYPES and (jit := _perf.jit_module("onyx.ops.nn._jit")) is not None:
             act = act if z is None else None
@@ -217,6 +238,68 @@ def conv_forward(
 
     parallel_for(task, len(parts), threads)
     return y.reshape((n, m) + out)
+
+
+def _is_channels_last(x) -> bool:
+    """Whether the 4-D ``x`` is an NCHW view of a C-contiguous NHWC buffer (and not plainly NCHW)."""
+    return x.ndim == 4 and not x.flags.c_contiguous and x.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+def wants_channels_last(node) -> bool:
+    """Whether the convolution ``node`` should leave its output channels-last: every consumer is a
+    2-D depthwise convolution (multiplier 1), which runs channels-last without plane copies
+    (_jit.depthwise_cl), and the 1x1 convolutions after it keep the layout (MobileNet's blocks).
+    Decided once per node, when the plan is built."""
+    if node is None or len(node.outputs) != 1 or not node.outputs[0].uses:
+        return False
+    for consumer, index in node.outputs[0].uses:
+        if index != 0 or consumer.op_type not in ("Conv", "FusedConv") or len(consumer.inputs) < 2:
+            return False
+        wv = consumer.inputs[1]
+        dims = tuple(wv.const.dims) if wv.const is not None else None
+        group = consumer.attr("group", 1)
+        if dims is None or len(dims) != 4 or dims[1] != 1 or group <= 1 or dims[0] != group:
+            return False
+    return True
+
+
+def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, out, act, post):
+    """The 2-D convolutions that run channels-last (depthwise with multiplier 1 on a channels-last
+    input; 1x1 with stride 1 and no padding on either layout), their output an NCHW view of an NHWC
+    array; None for the others (and when the ``perf`` extra is missing)."""
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    if any(d != 1 for d in dilations):
+        return None
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    if jit is None:
+        return None
+    code, alpha, beta = _act_args(jit, act)
+    if z is not None or (post is not None and code is None):
+        code = 0  # numpy finishes: Z first, then the activation
+    bias = np.zeros(m, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
+    xcl = x.transpose(0, 2, 3, 1)
+    depthwise = group == c and w.shape[1] == 1 and m == c and math.prod(kernel) > 1
+    if depthwise and xcl.flags.c_contiguous:
+        wk = derived(w, "depthwise_cl", lambda: np.ascontiguousarray(np.moveaxis(w[:, 0], 0, -1)))
+        ycl = np.empty((n, out[0], out[1], m), dtype=x.dtype)
+        jit.depthwise_cl(xcl, wk, bias, ycl, strides[0], strides[1], pb[0], pb[1], code, alpha, beta)
+    elif (
+        math.prod(kernel) == 1 and group == 1 and all(s == 1 for s in strides) and not any(pb) and not any(pe)
+    ):
+        hw = out[0] * out[1]
+        a = xcl.reshape(n, hw, c) if xcl.flags.c_contiguous else x.reshape(n, c, hw).transpose(0, 2, 1)
+        wt = derived(w, "1x1_channels_last", lambda: np.ascontiguousarray(w.reshape(m, c).T))
+        ycl = np.matmul(a, wt).reshape(n, out[0], out[1], m)
+        jit.epilogue_cl(ycl.reshape(-1, m), bias, _NO_ROWS[x.dtype], code, alpha, beta)
+    else:
+        return None
+    y = ycl.transpose(0, 3, 1, 2)
+    if z is not None:
+        y += z
+    if post is not None and code == 0:
+        y = _post_whole(post, y)
+    return y
 
 
 def _is_patchify(kernel, strides, dilations, pb, pe) -> bool:
@@ -364,6 +447,7 @@ def _dw_geometry(spatial, kernel, strides, dilations, pb, pe, out):
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _NO_SOURCE = {dt: np.empty((0, 0, 0), dtype=dt) for dt in _JIT_DTYPES}  # the epilogue's "in place"
+_NO_ROWS = {dt: np.empty((0, 0), dtype=dt) for dt in _JIT_DTYPES}  # epilogue_cl's "no z"
 
 
 @lru_cache(maxsize=512)
@@ -580,7 +664,14 @@ def conv(
     pads=None,
     strides=None,
     _ctx=None,
+    _node=None,
 ):
+    return _conv(
+        X, W, B, wants_channels_last(_node), _ctx, auto_pad, dilations, group, kernel_shape, pads, strides
+    )
+
+
+def _conv(X, W, B, channels_last, ctx, auto_pad, dilations, group, kernel_shape, pads, strides):  # noqa: N803
     dtype = X.dtype
     ct = compute_dtype(dtype)
     y = conv_forward(
@@ -593,9 +684,23 @@ def conv(
         kernel_shape=kernel_shape,
         pads=pads,
         strides=strides,
-        ctx=_ctx,
+        ctx=ctx,
+        channels_last=channels_last,
     )
     return back(y, dtype)
+
+
+def _prepare_conv(*, _node=None, _ctx=None, auto_pad, dilations, group, kernel_shape, pads, strides):
+    """Conv bound to its node once: whether its output stays channels-last is decided here."""
+    cl = wants_channels_last(_node)
+
+    def run(X, W, B=None):  # noqa: N803
+        return _conv(X, W, B, cl, _ctx, auto_pad, dilations, group, kernel_shape, pads, strides)
+
+    return run
+
+
+conv.prepare = _prepare_conv
 
 
 shape_rule("Conv")(conv_rule)

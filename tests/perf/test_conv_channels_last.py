@@ -1,0 +1,222 @@
+"""Channels-last convolutions (``perf`` extra): a 1x1 convolution whose consumers are all depthwise
+convolutions leaves its output channels-last, depthwise and 1x1 convolutions keep that layout
+(MobileNet's inverted residual blocks), and everything else reads it as the NCHW array it is. Results
+match the numpy paths (ONYX_NO_PERF) and onnxruntime over strides, kernel sizes, padding, batches,
+dtypes and activations; outputs handed to the caller are C-contiguous."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onyx
+from onyx.ir.builder import GraphBuilder
+from onyx.ops import _perf
+from onyx.ops.nn import conv as conv_mod
+from onyx.ops.nn.conv import conv_forward
+
+pytestmark = pytest.mark.skipif(
+    _perf.jit_module("onyx.ops.nn._jit") is None, reason="the perf extra (numba) is not installed"
+)
+
+ACTS = {
+    "Relu": ("Relu", {}),
+    "Clip": ("Clip", {}),  # min/max inputs added below
+    "LeakyRelu": ("LeakyRelu", {"alpha": 0.1}),
+    "Sigmoid": ("Sigmoid", {}),  # not a compiled activation: numpy applies it
+}
+
+
+def _block(n, cin, expand, cout, hw, k, stride, pads, act, dtype, residual):
+    """An inverted residual block: 1x1 expand, act, depthwise kxk, act, 1x1 project (+ input)."""
+    rng = np.random.default_rng(abs(hash((n, cin, expand, cout, hw, k, stride, tuple(pads), act))) % 2**32)
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((expand, cin, 1, 1)) / 3).astype(dtype), "w1"),
+        numpy_helper.from_array(rng.standard_normal(expand).astype(dtype), "b1"),
+        numpy_helper.from_array(rng.standard_normal((expand, 1, k[0], k[1])).astype(dtype), "w2"),
+        numpy_helper.from_array(rng.standard_normal(expand).astype(dtype), "b2"),
+        numpy_helper.from_array((rng.standard_normal((cout, expand, 1, 1)) / 4).astype(dtype), "w3"),
+        numpy_helper.from_array(rng.standard_normal(cout).astype(dtype), "b3"),
+        numpy_helper.from_array(np.array(0, dtype), "lo"),
+        numpy_helper.from_array(np.array(6, dtype), "hi"),
+    ]
+    op, attrs = ACTS[act]
+
+    def activation(src, dst):
+        extra = ["lo", "hi"] if op == "Clip" else []
+        return helper.make_node(op, [src, *extra], [dst], **attrs)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["e"]),
+        activation("e", "ea"),
+        helper.make_node(
+            "Conv",
+            ["ea", "w2", "b2"],
+            ["d"],
+            group=expand,
+            kernel_shape=list(k),
+            strides=[stride] * 2,
+            pads=pads,
+        ),
+        activation("d", "da"),
+        helper.make_node("Conv", ["da", "w3", "b3"], ["p"]),
+    ]
+    if residual:
+        nodes.append(helper.make_node("Add", ["p", "x"], ["y"]))
+    else:
+        nodes.append(helper.make_node("Identity", ["p"], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "block",
+        [helper.make_tensor_value_info("x", elem, [n, cin, hw[0], hw[1]])],
+        [helper.make_tensor_value_info("y", elem, None)],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = rng.standard_normal((n, cin, hw[0], hw[1])).astype(dtype)
+    return model.SerializeToString(), {"x": x}
+
+
+CASES = [
+    # (batch, cin, expand, cout, (H, W), kernel, stride, pads, residual)
+    (1, 8, 24, 8, (12, 12), (3, 3), 1, [1, 1, 1, 1], True),
+    (2, 6, 16, 10, (13, 9), (3, 3), 2, [1, 1, 1, 1], False),
+    (1, 4, 12, 4, (7, 7), (5, 5), 1, [2, 2, 2, 2], True),
+    (1, 5, 20, 7, (9, 10), (3, 3), 2, [0, 1, 1, 0], False),
+    (1, 3, 17, 3, (1, 1), (3, 3), 1, [1, 1, 1, 1], True),  # every position an edge
+    (3, 4, 8, 6, (2, 5), (1, 3), 1, [0, 1, 0, 1], False),
+]
+
+
+def _spy(monkeypatch):
+    """Count the convolutions that ran channels-last."""
+    calls = []
+    real = conv_mod._conv_channels_last
+
+    def spy(*args):
+        y = real(*args)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(conv_mod, "_conv_channels_last", spy)
+    return calls
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+@pytest.mark.parametrize("act", list(ACTS))
+def test_block_channels_last_matches_numpy_and_onnxruntime(case, act, monkeypatch):
+    model, feeds = _block(*case[:8], act, np.float32, case[8])
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    calls = _spy(monkeypatch)
+    got = onyx.InferenceSession(model).run(None, feeds)[0]
+    # expand (NCHW in), depthwise and project all ran channels-last (on a 1x1 map both layouts coincide)
+    assert sum(calls) == 3 or (case[4] == (1, 1) and sum(calls) >= 1)
+    monkeypatch.setenv("ONYX_NO_PERF", "1")
+    plain = onyx.InferenceSession(model).run(None, feeds)[0]
+    assert got.flags.c_contiguous and got.shape == want.shape
+    np.testing.assert_allclose(got, plain, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_forward_chain_channels_last(dtype):
+    """conv_forward asked for channels-last output (1x1), then fed it (depthwise, 1x1 with Z and an
+    activation): the same values as the contiguous NCHW chain, in float32 and float64."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 6, 11, 11)).astype(dtype)
+    w1 = rng.standard_normal((16, 6, 1, 1)).astype(dtype)
+    w2 = rng.standard_normal((16, 1, 3, 3)).astype(dtype)
+    w3 = rng.standard_normal((6, 16, 1, 1)).astype(dtype)
+    b = rng.standard_normal(16).astype(dtype)
+    one = dict(auto_pad="NOTSET", dilations=None, kernel_shape=None, pads=None, strides=None, group=1)
+    dw = dict(one, group=16, pads=[1, 1, 1, 1])
+    clip = ("Clip", [0.0, 6.0])
+
+    def post(a):
+        return np.clip(a, 0, 6, out=a)
+
+    e = conv_forward(x, w1, b, **one, channels_last=True, act=clip, post=post)
+    assert not e.flags.c_contiguous and e.transpose(0, 2, 3, 1).flags.c_contiguous
+    d = conv_forward(e, w2, b, **dw, act=clip, post=post)
+    assert d.transpose(0, 2, 3, 1).flags.c_contiguous
+    y = conv_forward(d, w3, None, **one, z=x, act=clip, post=post)
+    e0 = conv_forward(x, w1, b, **one, act=clip, post=post)
+    d0 = conv_forward(e0, w2, b, **dw, act=clip, post=post)
+    y0 = conv_forward(d0, w3, None, **one, z=x, act=clip, post=post)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for got, want in ((e, e0), (d, d0), (y, y0)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_unoptimized_graph_stays_nchw(monkeypatch):
+    """Without fusion the 1x1 convolution feeds an activation, not a depthwise one: no channels-last."""
+    model, feeds = _block(1, 8, 24, 8, (12, 12), (3, 3), 1, [1, 1, 1, 1], "Relu", np.float32, True)
+    so = onyx.SessionOptions()
+    so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    calls = _spy(monkeypatch)
+    got = onyx.InferenceSession(model, so).run(None, feeds)[0]
+    assert not any(calls)
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _dw_graph(consumer_group, also_output):
+    """x -> 1x1 conv -> e -> conv(group) -> y; e also a graph output when ``also_output``."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder(opset=17)
+    x = b.input("x", np.float32, [1, 4, 6, 6])
+    e = b.Conv(x, b.const(rng.standard_normal((8, 4, 1, 1)).astype(np.float32)))
+    cg = 8 // consumer_group
+    w2 = b.const(rng.standard_normal((8, cg, 3, 3)).astype(np.float32))
+    y = b.Conv(e, w2, group=consumer_group, pads=[1, 1, 1, 1])
+    b.output(y, "y", np.float32, [1, 8, 6, 6])
+    if also_output:
+        b.output(e, "e", np.float32, [1, 8, 6, 6])
+    return b.model(), rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+
+
+def test_wants_channels_last_only_before_depthwise():
+    model, _ = _dw_graph(8, False)
+    first = model.graph.nodes[0]
+    assert conv_mod.wants_channels_last(first)
+    assert not conv_mod.wants_channels_last(model.graph.nodes[1])  # feeds the graph output only
+    assert not conv_mod.wants_channels_last(None)
+    grouped, _ = _dw_graph(2, False)  # group 2: not depthwise
+    assert not conv_mod.wants_channels_last(grouped.graph.nodes[0])
+
+
+def test_channels_last_graph_output_is_contiguous():
+    model, x = _dw_graph(8, True)
+    so = onyx.SessionOptions()
+    so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    y, e = onyx.InferenceSession(model, so).run(None, {"x": x})
+    assert e.flags.c_contiguous and y.flags.c_contiguous
+    attrs = dict(auto_pad="NOTSET", dilations=None, kernel_shape=None, strides=None)
+    w1 = model.graph.nodes[0].inputs[1].const.numpy()
+    w2 = model.graph.nodes[1].inputs[1].const.numpy()
+    e_want = conv_forward(x, w1, None, group=1, pads=None, **attrs)
+    np.testing.assert_allclose(e, e_want, rtol=1e-5, atol=1e-5)
+    y_want = conv_forward(e_want, w2, None, group=8, pads=[1, 1, 1, 1], **attrs)
+    np.testing.assert_allclose(y, y_want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("hw", [(1, 1), (2, 3), (5, 4), (9, 9)])
+@pytest.mark.parametrize(
+    "kernel,stride,pads", [((3, 3), (1, 1), (1, 1, 1, 1)), ((3, 3), (3, 2), (0, 2, 1, 0))]
+)
+def test_depthwise_on_a_channels_last_input(hw, kernel, stride, pads):
+    """conv_forward given a channels-last view computes what it computes on the contiguous array."""
+    rng = np.random.default_rng(5)
+    c = 19
+    x = rng.standard_normal((2, c) + hw).astype(np.float32)
+    w = rng.standard_normal((c, 1) + kernel).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32)
+    attrs = dict(auto_pad="NOTSET", dilations=None, group=c, kernel_shape=None, pads=pads, strides=stride)
+    want = conv_forward(x, w, b, **attrs)
+    xcl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    got = conv_forward(xcl, w, b, **attrs)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
