@@ -154,16 +154,19 @@ def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
-def _act(v, act, lo, hi, zero):  # pragma: no cover - compiled
-    """The activation of code ``act`` (see :func:`depthwise2d`) on one value, as _finish_row applies it."""
+def _activate(d, act, lo, hi, zero):  # pragma: no cover - compiled
+    """The activation of code ``act`` (see :func:`depthwise2d`) in place over the 1-D ``d``, one
+    vectorised loop per activation, as _finish_row applies them."""
     if act == 1:
-        return zero if v < zero else v
-    if act == 2:
-        v = lo if v < lo else v
-        return hi if v > hi else v
-    if act == 3:
-        return v * lo if v < zero else v
-    return v
+        for k in range(d.shape[0]):
+            d[k] = zero if d[k] < zero else d[k]
+    elif act == 2:
+        for k in range(d.shape[0]):
+            v = lo if d[k] < lo else d[k]
+            d[k] = hi if v > hi else v
+    elif act == 3:
+        for k in range(d.shape[0]):
+            d[k] = d[k] * lo if d[k] < zero else d[k]
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
@@ -230,34 +233,41 @@ def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma:
                 for ox in range(ox1, ow):
                     _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
             if act != 0:
-                row = y[n, oy]
-                for ox in range(ow):
-                    d = row[ox]
-                    for k in range(c):
-                        d[k] = _act(d[k], act, lo, hi, zero)
+                _activate(y[n, oy].reshape(ow * c), act, lo, hi, zero)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def epilogue_cl(y, b, z, act, alpha, beta):  # pragma: no cover - compiled
     """Channels-last rows finished in place: ``y[r, :] = act(y[r, :] + b + z[r, :])`` for ``y`` and
-    ``z`` (rows, C); ``b`` and ``z`` are empty for none; ``act`` as in :func:`depthwise2d`."""
+    ``z`` (rows, C), ``b`` (C,); ``z`` empty for none; ``act`` as in :func:`depthwise2d`. One loop
+    per activation, each a single vectorised pass (a shared loop calling :func:`_act` ran 3x slower)."""
     lo = y.dtype.type(alpha)
     hi = y.dtype.type(beta)
     zero = y.dtype.type(0)
-    has_b = b.shape[0] > 0
     has_z = z.shape[0] > 0
+    c = y.shape[1]
     for r in range(y.shape[0]):
         d = y[r]
-        if has_b:
-            for k in range(d.shape[0]):
-                d[k] += b[k]
         if has_z:
             zr = z[r]
-            for k in range(d.shape[0]):
+            for k in range(c):
                 d[k] += zr[k]
-        if act != 0:
-            for k in range(d.shape[0]):
-                d[k] = _act(d[k], act, lo, hi, zero)
+        if act == 1:
+            for k in range(c):
+                v = d[k] + b[k]
+                d[k] = zero if v < zero else v
+        elif act == 2:
+            for k in range(c):
+                v = d[k] + b[k]
+                v = lo if v < lo else v
+                d[k] = hi if v > hi else v
+        elif act == 3:
+            for k in range(c):
+                v = d[k] + b[k]
+                d[k] = v * lo if v < zero else v
+        else:
+            for k in range(c):
+                d[k] += b[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
