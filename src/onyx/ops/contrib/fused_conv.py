@@ -2,7 +2,7 @@
 
 from onyx.ops.contrib._common import activate_, back, to_compute
 from onyx.ops.nn._shapes import conv_rule
-from onyx.ops.nn.conv import conv_forward, wants_channels_last
+from onyx.ops.nn.conv import conv_attributes, conv_forward, wants_channels_last
 from onyx.ops.registry import op, shape_rule
 
 
@@ -24,14 +24,7 @@ def fused_conv(
     _ctx=None,
     _node=None,
 ):
-    attrs = dict(
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
+    attrs = conv_attributes(locals())
     return _fused_conv(X, W, B, Z, wants_channels_last(_node), _ctx, activation, activation_params, **attrs)
 
 

@@ -666,36 +666,38 @@ def conv(
     _ctx=None,
     _node=None,
 ):
-    return _conv(
-        X, W, B, wants_channels_last(_node), _ctx, auto_pad, dilations, group, kernel_shape, pads, strides
-    )
+    return _conv(X, W, B, wants_channels_last(_node), _ctx, **conv_attributes(locals()))
 
 
-def _conv(X, W, B, channels_last, ctx, auto_pad, dilations, group, kernel_shape, pads, strides):  # noqa: N803
+#: the attributes every convolution op passes on to conv_forward
+CONV_ATTRIBUTES = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+def conv_attributes(values: dict) -> dict:
+    """The CONV_ATTRIBUTES entries of ``values`` (a kernel's ``locals()``)."""
+    return {k: values[k] for k in CONV_ATTRIBUTES}
+
+
+def _conv(X, W, B, channels_last, ctx, **attrs):  # noqa: N803
     dtype = X.dtype
     ct = compute_dtype(dtype)
     y = conv_forward(
         X.astype(ct, copy=False),
         as_compute_weight(W, ct),
         None if B is None else B.astype(ct, copy=False),
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
         ctx=ctx,
         channels_last=channels_last,
+        **attrs,
     )
     return back(y, dtype)
 
 
-def _prepare_conv(*, _node=None, _ctx=None, auto_pad, dilations, group, kernel_shape, pads, strides):
+def _prepare_conv(*, _node=None, _ctx=None, **attrs):
     """Conv bound to its node once: whether its output stays channels-last is decided here."""
     cl = wants_channels_last(_node)
 
     def run(X, W, B=None):  # noqa: N803
-        return _conv(X, W, B, cl, _ctx, auto_pad, dilations, group, kernel_shape, pads, strides)
+        return _conv(X, W, B, cl, _ctx, **attrs)
 
     return run
 
