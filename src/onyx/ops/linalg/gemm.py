@@ -27,6 +27,8 @@ SMALL_GEMM_MACS = 1 << 24
 #: and 0.82 for two threads in the plain form (an earlier measure saw 7.3 ms there); the MLP at batch
 #: 8 1.77-2.36 -> 1.33-1.60 ms (fresh processes, alternating, four rounds).
 WIDE_GEMV_BYTES = 1 << 20
+#: Up to this many rows of A a product is GEMV-like (see WIDE_GEMV_BYTES).
+_FEW_ROWS = 8
 #: Below this BLAS does not start threads anyway: no need to switch.
 _TINY_GEMM_MACS = 1 << 14
 
@@ -44,7 +46,7 @@ def product(a, b, macs: int, threads: int | None = None):
     """``np.matmul(a, b)`` for float operands, small products on a single-threaded BLAS."""
     if macs < _TINY_GEMM_MACS:
         return np.matmul(a, b)
-    if a.ndim == 2 and b.ndim == 2 and 2 <= a.shape[0] <= 8 and b.shape[1] >= 256:
+    if a.ndim == 2 and b.ndim == 2 and 2 <= a.shape[0] <= _FEW_ROWS and b.shape[1] >= 256:
         # a few rows against a wide matrix: the wide matrix as BLAS's A operand, on BLAS's threads
         return np.ascontiguousarray((b.T @ a.T).T)
     rows = _flipped(a, b)
@@ -82,9 +84,9 @@ def _flipped(a, b) -> int:
         return 0
     k, n = b.shape
     rows = a.size // k if k else 0
-    if k < TRANSPOSE_MIN_DEPTH or rows * n * b.itemsize > TRANSPOSE_BACK_BYTES or a.dtype != b.dtype:
-        return 0
-    return rows
+    if rows <= _FEW_ROWS or k < TRANSPOSE_MIN_DEPTH or rows * n * b.itemsize > TRANSPOSE_BACK_BYTES:
+        return 0  # a few rows: a GEMV-like product, the rules of product() above apply
+    return rows if a.dtype == b.dtype else 0
 
 
 @contextmanager
