@@ -166,6 +166,15 @@ def test_product_with_a_transposed_weight(lead, rows, k, n):
     np.testing.assert_allclose(yt, want.reshape(-1, n).T, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("rows", [1, 2, 8])
+def test_few_rows_keep_the_gemv_rules(rows):
+    """One to eight rows are GEMV-like: never flipped (their own thread rules apply), still exact."""
+    a = rn(rows, 2048)
+    wf = np.asfortranarray(rn(2048, 512))
+    assert not gemm_mod.flips(a, wf)
+    np.testing.assert_allclose(gemm_mod.product(a, wf, a.size * 512), a @ wf, rtol=1e-4, atol=1e-3)
+
+
 def test_product_flips_only_matching_dtypes():
     a = rn(16, 512).astype(np.float64)
     wf = np.asfortranarray(rn(512, 64))
