@@ -12,10 +12,20 @@ import sys
 from functools import cache
 from types import ModuleType
 
+_FLAG = "ONYX_NO_PERF"
+# os.environ.get encodes the key on every call (~5 us; kernels ask on every run, a CNN ~50-100 times);
+# CPython's os.environ keeps its entries in ``_data`` under encoded keys, kept in step by every write
+# through os.environ (monkeypatch.setenv included), so a lookup there sees the same value
+_ENV = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey(_FLAG) if _ENV is not None and hasattr(os.environ, "encodekey") else None
+
 
 def perf_disabled() -> bool:
     """True when ONYX_NO_PERF is set (to anything but "" or "0")."""
-    return os.environ.get("ONYX_NO_PERF", "") not in ("", "0")
+    if _ENV_KEY is None:
+        return os.environ.get(_FLAG, "") not in ("", "0")
+    raw = _ENV.get(_ENV_KEY)
+    return raw is not None and os.environ.decodevalue(raw) not in ("", "0")
 
 
 @cache
