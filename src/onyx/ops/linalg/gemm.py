@@ -66,8 +66,8 @@ def product_t(a, b, macs: int):
     ``b^T @ a^T``, both operands read in place by BLAS (fastest when ``b`` is stored transposed)."""
     k = b.shape[0]
     at = a.reshape(-1, k).T
-    if macs >= SMALL_GEMM_MACS:
-        return np.matmul(b.T, at)
+    if macs >= SMALL_GEMM_MACS or (b.nbytes >= WIDE_GEMV_BYTES and at.shape[1] <= _FEW_ROWS):
+        return np.matmul(b.T, at)  # big, or GEMV-like over a big matrix: BLAS's threads (see above)
     with _one_blas_thread():
         return np.matmul(b.T, at)
 
