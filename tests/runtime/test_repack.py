@@ -175,6 +175,19 @@ def test_few_rows_keep_the_gemv_rules(rows):
     np.testing.assert_allclose(gemm_mod.product(a, wf, a.size * 512), a @ wf, rtol=1e-4, atol=1e-3)
 
 
+def test_mismatched_inner_dimension_is_an_error_not_a_reshape():
+    """A feed whose inner dimension does not match a prepacked weight (1024 = 2 x 512 elements a row)
+    is refused, never folded into more rows."""
+    b = GraphBuilder(opset=17)
+    x = b.input("x", np.float32, ["rows", "k"])
+    b.output(b.MatMul(x, b.initializer("w", rn(512, 300))), "y", np.float32, ["rows", 300])
+    s = onyx.InferenceSession(b.model())
+    assert _template(s, "w").flags.f_contiguous
+    with pytest.raises(onyx.OnyxError, match="MatMul"):
+        s.run(None, {"x": rn(16, 1024)})
+    assert not gemm_mod.flips(rn(16, 1024), np.asfortranarray(rn(512, 300)))
+
+
 def test_product_flips_only_matching_dtypes():
     a = rn(16, 512).astype(np.float64)
     wf = np.asfortranarray(rn(512, 64))

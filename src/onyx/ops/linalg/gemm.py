@@ -83,6 +83,8 @@ def _flipped(a, b) -> int:
     if b.ndim != 2 or a.ndim < 2 or b.strides[0] != b.itemsize or not b.flags.f_contiguous:
         return 0
     k, n = b.shape
+    if a.shape[-1] != k:
+        return 0  # not a product at all: np.matmul reports it
     rows = a.size // k if k else 0
     if rows <= _FEW_ROWS or k < TRANSPOSE_MIN_DEPTH or rows * n * b.itemsize > TRANSPOSE_BACK_BYTES:
         return 0  # a few rows: a GEMV-like product, the rules of product() above apply
