@@ -20,6 +20,7 @@ from onyx.ir.model import Attr, AttrType, Function, Graph, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ops import registry
 from onyx.ops.registry import KernelContext
+from onyx.runtime.shape_cache import cache_shape_regions, is_reported
 
 NONE_SLOT = 0  # a slot that always holds None: absent optional inputs read it
 
@@ -209,6 +210,7 @@ class Plan:
             self.template[s] = _frozen(c.numpy()) if isinstance(c, Tensor | SparseTensor) else None
         self.steps: list[Step] = [self._compile(n) for n in graph.nodes]
         self.output_slots = [self.slot(v) for v in graph_outputs]
+        cache_shape_regions(self)
         self._plan_frees()
         self._fast = self._fast_steps()
 
@@ -400,7 +402,7 @@ class Plan:
             except Terminated:
                 raise
             except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
-                raise _kernel_failure(st, args, e) from e
+                _raise_failure(st, args, e)
             if profile is not None:
                 profile.append((st.node, t0, time.perf_counter()))
             if st.single:
@@ -441,7 +443,7 @@ class Plan:
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
             if st is None:
                 raise
-            raise _kernel_failure(st, [env[i] for i in st.ins], e) from e
+            _raise_failure(st, [env[i] for i in st.ins], e)
         return [env[s] for s in self.output_slots]
 
 
@@ -468,6 +470,12 @@ def describe_value(x: Any) -> str:
     if isinstance(x, dict):
         return f"map(len={len(x)})"
     return type(x).__name__
+
+
+def _raise_failure(st: Step, args: list[Any], e: Exception) -> None:
+    if is_reported(e):  # raised inside a cached shape value: it names its own node already
+        raise e
+    raise _kernel_failure(st, args, e) from e
 
 
 def _kernel_failure(st: Step, args: list[Any], e: Exception) -> OnyxError:
