@@ -73,6 +73,31 @@ def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
     assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
 
 
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+@pytest.mark.parametrize("act", [("", []), ("Relu", []), ("LeakyRelu", [0.1])], ids=["none", "Relu", "Leaky"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_columns_finished_by_numpy(case, act, bias, dtype, monkeypatch):
+    """Without the compiled epilogue the bias rides in the column GEMM and a ReLU in the copy out."""
+    model, feeds = _model(case, act, dtype, bias=bias)
+    monkeypatch.setattr(conv_mod, "_epilogue_args", lambda *a: None)
+    depths = []
+    real = conv_mod.np.matmul
+    monkeypatch.setattr(
+        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
+    )
+    got = _onyx(model, feeds, 1 << 30, monkeypatch)
+    monkeypatch.setattr(conv_mod.np, "matmul", real)
+    assert depths == [case[1] * int(np.prod(case[4])) + bias]  # one GEMM, a column of biases when given
+    assert got.dtype == dtype
+    direct = _onyx(model, feeds, 1, monkeypatch)
+    np.testing.assert_allclose(got, direct, rtol=1e-5, atol=1e-4 if dtype == np.float32 else 1e-10)
+    if dtype == np.float64:
+        return  # onnxruntime's FusedConv is float32 only
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 PATCH_CASES = [
     # (batch, C, M, spatial, kernel, stride, dilation, pads, group): kernel == stride, no padding
     (1, 3, 8, (64, 64), (16, 16), (16, 16), (1, 1), (0, 0, 0, 0), 1),  # a ViT patch embedding

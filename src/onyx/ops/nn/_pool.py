@@ -57,7 +57,7 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
             continue
         pre = (slice(None),) * axis
         shape = y.shape[:axis] + (o,) + y.shape[axis + 1 :]
-        acc = None
+        whole, part = [], []  # taps reaching every output position, and the others
         for k in range(kernel[d]):
             first = k * dil - pb[d]  # input index of output 0 for this tap
             lo = max(0, -(first // s) if first < 0 else 0)
@@ -65,15 +65,17 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
             if hi <= lo:
                 continue
             src = y[pre + (slice(first + lo * s, first + (hi - 1) * s + 1, s),)]
-            if acc is None:
-                if lo == 0 and hi == o:
-                    acc = src.copy()
-                    continue
-                acc = np.full(shape, pad_value, dtype=y.dtype)
+            (whole if lo == 0 and hi == o else part).append((lo, hi, src))
+        if len(whole) >= 2:  # the first two whole taps make the accumulator in one pass
+            acc = ufunc(whole[0][2], whole[1][2])
+            whole = whole[2:]
+        elif whole:
+            acc = whole.pop(0)[2].copy()
+        else:
+            acc = np.full(shape, pad_value, dtype=y.dtype)
+        for lo, hi, src in whole + part:
             dst = acc[pre + (slice(lo, hi),)]
             ufunc(dst, src, out=dst)
-        if acc is None:
-            acc = np.full(shape, pad_value, dtype=y.dtype)
         y = acc
     return y if y is not x else x.copy()
 
