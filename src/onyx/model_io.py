@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import tempfile
 from typing import IO, Any
 
 import numpy as np
@@ -233,6 +232,8 @@ def _write_parts(fh, parts) -> None:
 
 
 def _write_atomic(final: str, write) -> str:
+    import tempfile  # ~8 ms to import: only saving needs it
+
     folder = os.path.dirname(os.path.abspath(final))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(final) + ".", suffix=".tmp", dir=folder)
     try:
