@@ -98,6 +98,23 @@ def test_columns_finished_by_numpy(case, act, bias, dtype, monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def test_columns_keep_the_bias_pass_for_big_weights(monkeypatch):
+    """Past _FOLD_MAX weight elements the bias is added after the GEMM, as before: the same results."""
+    model, feeds = _model(CASES[1], ("Relu", []), np.float32)
+    monkeypatch.setattr(conv_mod, "_epilogue_args", lambda *a: None)
+    folded = _onyx(model, feeds, 1 << 30, monkeypatch)
+    monkeypatch.setattr(conv_mod, "_FOLD_MAX", 0)
+    depths = []
+    real = conv_mod.np.matmul
+    monkeypatch.setattr(
+        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
+    )
+    plain = _onyx(model, feeds, 1 << 30, monkeypatch)
+    monkeypatch.setattr(conv_mod.np, "matmul", real)
+    assert depths == [CASES[1][1] * 9]
+    np.testing.assert_allclose(plain, folded, rtol=1e-5, atol=1e-4)
+
+
 PATCH_CASES = [
     # (batch, C, M, spatial, kernel, stride, dilation, pads, group): kernel == stride, no padding
     (1, 3, 8, (64, 64), (16, 16), (16, 16), (1, 1), (0, 0, 0, 0), 1),  # a ViT patch embedding

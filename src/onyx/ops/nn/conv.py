@@ -314,6 +314,9 @@ _DIRECT_MIN_CHANNELS = 32
 
 _PLANES_BYTES = 32 << 20  # phase-plane convolution: largest column buffer of one block of output rows
 
+#: largest column-matrix weight (elements) that takes the bias as an extra column (see _conv_planes)
+_FOLD_MAX = 1 << 16
+
 
 #: phase-plane convolution: at most this many computed positions per output position (the extra
 #: columns of each row); on small maps the wider GEMM costs more than the strided im2col it saves
@@ -363,8 +366,9 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
     parts = split_ranges(out[0], min(blocks, out[0]))
     fin = _epilogue_args(x, b, z, y.shape, act, post) if nd == 2 else None
     # numpy finishes the output: the bias rides in the GEMM (a row of ones under a column of biases),
-    # and a ReLU goes with the copy out of the wider rows, one pass instead of three
-    fold = not direct and fin is None and bias is not None
+    # and a ReLU goes with the copy out of the wider rows, one pass instead of three (a few input
+    # channels, as in an RGB stem; with a big weight the copy with its bias column costs more)
+    fold = not direct and fin is None and bias is not None and wt.size <= _FOLD_MAX
     if fold:
         wt = np.concatenate([wt, b.reshape(m, 1).astype(wt.dtype, copy=False)], axis=1)
         bias = None
