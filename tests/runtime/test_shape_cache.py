@@ -174,3 +174,22 @@ def test_a_loop_body_reads_a_cached_value():
     assert _functions(sess)
     for n in (4, 7, 4):
         assert int(sess.run(None, {"x": np.ones(n, np.float32)})[0]) == 6 * n
+
+
+def test_constant_nodes_join_the_region_and_big_ones_stay_correct(monkeypatch):
+    """Without optimization, Constant nodes (no inputs) are region members: a Gather reading its index
+    from one is cached, and a Constant too big to cache is evaluated on every run."""
+    monkeypatch.setattr(shape_cache, "MAX_CACHED_BYTES", 1024)
+    b = GraphBuilder(opset=17)
+    x = b.input("x", np.float32, ["n", 600])
+    index = b.Constant(value=np.array(1, np.int64))
+    width = b.Unsqueeze(b.Gather(b.Shape(x), index), b.const(np.array([0], np.int64)))
+    y = b.Reshape(x, b.Concat(b.const(np.array([-1], np.int64)), width, axis=0))
+    big = b.Constant(value=np.arange(600, dtype=np.float32))  # 2400 bytes: over the patched limit
+    b.output(b.Add(y, big), "y", np.float32, None)
+    sess = onyx.InferenceSession(b.model(), _no_opt())
+    plain = [st.node.op_type for st in sess._plan.steps if not isinstance(st.fn, ShapeFunction)]
+    assert "Gather" not in plain and "Constant" not in plain
+    for n in (2, 3, 2):
+        x = R.standard_normal((n, 600)).astype(np.float32)
+        np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x + np.arange(600, dtype=np.float32))

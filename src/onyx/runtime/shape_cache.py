@@ -120,7 +120,7 @@ def cache_shape_regions(plan: Plan) -> None:
                 (x,) = st.ins
                 deps: frozenset[int] = sources_of.get(x, frozenset() if x in constant else frozenset((x,)))
                 member = True
-            elif st.ins and all(s in constant or s in sources_of for s in st.ins):
+            elif all(s in constant or s in sources_of for s in st.ins):  # Constant nodes too
                 deps = frozenset().union(*(sources_of.get(s, frozenset()) for s in st.ins))
                 member = True
         in_region.append(member)
@@ -144,11 +144,16 @@ def cache_shape_regions(plan: Plan) -> None:
     cached = {s: _ancestors(steps, region, s) for s in needed if region[s] not in keep}
     if not cached:
         return
-    # one recorder per tensor whose shape is read, placed at the first step reading it
+    # one recorder per tensor whose shape is read, placed at the first region step reading it
+    first_reader: dict[int, int] = {}
+    for i, st in enumerate(steps):
+        if in_region[i]:
+            for s in st.ins:
+                first_reader.setdefault(s, i)
     recorder: dict[int, int] = {}
     place: dict[int, list[Step]] = {}
     for s in sorted(set().union(*(sources_of[s] for s in cached))):
-        first = min(i for i, st in enumerate(steps) if in_region[i] and s in st.ins)
+        first = first_reader[s]
         slot = _new_slot(plan)
         recorder[s] = slot
         rec = Step(_record_shape, (s,), (slot,), {}, steps[first].node, ())
