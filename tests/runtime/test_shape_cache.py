@@ -139,6 +139,17 @@ def test_a_full_table_is_cleared(monkeypatch):
         assert all(len(f.cache) <= 3 for f in _functions(sess))
 
 
+def test_a_table_past_its_byte_budget_is_cleared(monkeypatch):
+    """Masks for ever longer sequences: each table holds at most MAX_TABLE_BYTES of arrays."""
+    monkeypatch.setattr(shape_cache, "MAX_TABLE_BYTES", 100)
+    sess = onyx.InferenceSession(_flatten_model(), _no_opt())
+    for w in (4, 6, 8, 4, 9):  # masks of 16, 36, 64, 16, 81 bytes
+        _, mask = sess.run(None, {"x": np.ones((1, 1, w), np.float32)})
+        np.testing.assert_array_equal(mask, np.triu(np.ones((w, w), bool), 1))
+        for f in _functions(sess):
+            assert f.nbytes == sum(v.nbytes for v in f.cache.values()) <= 100
+
+
 def test_a_failure_inside_a_shape_value_names_its_node():
     b = GraphBuilder(opset=17)
     x = b.input("x", np.float32, ["n", "m"])

@@ -36,6 +36,7 @@ NOT_PURE = frozenset(
 )
 MAX_SIGNATURES = 32  # per cached value; a full table is cleared (a server seeing ever new lengths)
 MAX_CACHED_BYTES = 4 << 20  # larger results (a mask over a long sequence) are computed every run
+MAX_TABLE_BYTES = 16 << 20  # per cached value, all signatures together; past it the table is cleared
 
 
 def _default_domain(step: Step) -> bool:
@@ -45,7 +46,7 @@ def _default_domain(step: Step) -> bool:
 class ShapeFunction:
     """One value of a shape region as a function of the shapes it depends on, with a cache."""
 
-    __slots__ = ("steps", "sources", "constants", "slot", "cache")
+    __slots__ = ("steps", "sources", "constants", "slot", "cache", "nbytes")
 
     def __init__(self, steps: list[Step], sources: tuple[int, ...], constants: list[Any], slot: int):
         self.steps = steps  # the region's steps this value needs, in plan order
@@ -53,6 +54,7 @@ class ShapeFunction:
         self.constants = constants  # the plan's template (initializers)
         self.slot = slot
         self.cache: dict[tuple, Any] = {}
+        self.nbytes = 0  # of the arrays in the cache
 
     def __call__(self, *shapes: tuple[int, ...]) -> Any:
         hit = self.cache.get(shapes)
@@ -65,9 +67,12 @@ class ShapeFunction:
             value.flags.writeable = False
         elif not isinstance(value, np.generic):
             return value  # sequences, maps, optionals: not cached (a consumer might change them)
-        if len(self.cache) >= MAX_SIGNATURES:
+        size = int(getattr(value, "nbytes", 0))
+        if len(self.cache) >= MAX_SIGNATURES or self.nbytes + size > MAX_TABLE_BYTES:
             self.cache.clear()
+            self.nbytes = 0
         self.cache[shapes] = value
+        self.nbytes += size
         return value
 
     def _evaluate(self, shapes: tuple[tuple[int, ...], ...]) -> Any:
