@@ -73,6 +73,19 @@ def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
     assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
 
 
+def _columns_with_depths(model, feeds, monkeypatch):
+    """The column-matrix path's output and the inner dimension of every np.matmul it ran."""
+    depths = []
+    real = conv_mod.np.matmul
+    monkeypatch.setattr(
+        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
+    )
+    try:
+        return _onyx(model, feeds, 1 << 30, monkeypatch), depths
+    finally:
+        monkeypatch.setattr(conv_mod.np, "matmul", real)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
 @pytest.mark.parametrize("act", [("", []), ("Relu", []), ("LeakyRelu", [0.1])], ids=["none", "Relu", "Leaky"])
 @pytest.mark.parametrize("bias", [True, False])
@@ -81,13 +94,7 @@ def test_columns_finished_by_numpy(case, act, bias, dtype, monkeypatch):
     """Without the compiled epilogue the bias rides in the column GEMM and a ReLU in the copy out."""
     model, feeds = _model(case, act, dtype, bias=bias)
     monkeypatch.setattr(conv_mod, "_epilogue_args", lambda *a: None)
-    depths = []
-    real = conv_mod.np.matmul
-    monkeypatch.setattr(
-        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
-    )
-    got = _onyx(model, feeds, 1 << 30, monkeypatch)
-    monkeypatch.setattr(conv_mod.np, "matmul", real)
+    got, depths = _columns_with_depths(model, feeds, monkeypatch)
     assert depths == [case[1] * int(np.prod(case[4])) + bias]  # one GEMM, a column of biases when given
     assert got.dtype == dtype
     direct = _onyx(model, feeds, 1, monkeypatch)
@@ -104,13 +111,7 @@ def test_columns_keep_the_bias_pass_for_big_weights(monkeypatch):
     monkeypatch.setattr(conv_mod, "_epilogue_args", lambda *a: None)
     folded = _onyx(model, feeds, 1 << 30, monkeypatch)
     monkeypatch.setattr(conv_mod, "_FOLD_MAX", 0)
-    depths = []
-    real = conv_mod.np.matmul
-    monkeypatch.setattr(
-        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
-    )
-    plain = _onyx(model, feeds, 1 << 30, monkeypatch)
-    monkeypatch.setattr(conv_mod.np, "matmul", real)
+    plain, depths = _columns_with_depths(model, feeds, monkeypatch)
     assert depths == [CASES[1][1] * 9]
     np.testing.assert_allclose(plain, folded, rtol=1e-5, atol=1e-4)
 
