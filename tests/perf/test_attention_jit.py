@@ -172,3 +172,14 @@ def test_exp32_accuracy_and_range(jit):
     got = np.empty_like(special)
     run(special, got)
     np.testing.assert_array_equal(got, [0, 0, 0, np.inf, np.inf, np.inf, np.nan, 1, 1])
+
+
+def test_attention_heads_in_one_batch_gemm_against_onnxruntime(jit):
+    # 128 x 128 x 64 per head is past blas.matmul_stack's small-matrix bound: the heads' products run
+    # as batch GEMMs (two images: a call per image), softmax in the compiled loop
+    x, w, bias = _attn(b=2, s=128, d=256)
+    m2 = np.ones((2, 128), np.int32)
+    m2[1, 100:] = 0
+    check("Attention", [x, w, bias, m2], num_heads=4)
+    check("Attention", [x[:1], w, bias], num_heads=4, unidirectional=1)
+    check("MultiHeadAttention", [x, x, x], num_heads=4)

@@ -73,3 +73,88 @@ def test_no_gemm_for_other_types():
     assert not blas.available(np.int32)
     with pytest.raises(RuntimeError, match="no BLAS"):
         blas.gemm(np.ones((1, 1), np.int32), np.ones((1, 1), np.int32), np.ones((1, 1), np.int32))
+
+
+# --- matmul_stack: a stack of products as one strided batch GEMM
+
+
+def _heads_of_projection(rng, dtype, batch=2, heads=4, seq=128, size=64):
+    """Q, K, V as (B, N, S, H) views of one transposed projection (N*H*3, B*S), as Attention makes them."""
+    proj = rng.normal(size=(3 * heads * size, batch * seq)).astype(dtype)
+    return [
+        proj[i * heads * size : (i + 1) * heads * size].reshape(heads, size, batch, seq).transpose(2, 0, 3, 1)
+        for i in range(3)
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_stack_reads_every_layout_in_place(dtype):
+    rng = np.random.default_rng(5)
+    q, k, v = _heads_of_projection(rng, dtype)
+    c_order = rng.normal(size=(2, 4, 128, 64)).astype(dtype)
+    pairs = [
+        (q, np.swapaxes(k, -1, -2)),  # column-major heads on both sides (scores)
+        (rng.normal(size=(2, 4, 128, 128)).astype(dtype), v),  # row-major scores, column-major V
+        (c_order, np.swapaxes(c_order, -1, -2)),  # row-major and its transpose
+        (c_order[:1], rng.normal(size=(3, 4, 64, 130)).astype(dtype)[:, :, :, :128]),  # broadcast, wider rows
+        (rng.normal(size=(5, 128, 96)).astype(dtype), rng.normal(size=(96, 120)).astype(dtype)),  # 2-D b
+        # batch axes that do not flatten to one stride: a call per leading index
+        (rng.normal(size=(3, 6, 128, 64)).astype(dtype)[:, :4], np.swapaxes(c_order[:1], -1, -2)),
+        (rng.normal(size=(3, 1, 128, 64)).astype(dtype), rng.normal(size=(4, 64, 128)).astype(dtype)),
+    ]
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for a, b in pairs:
+        got = blas.matmul_stack(a, b)
+        assert got is not None, (a.shape, a.strides, b.shape, b.strides)
+        want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        assert got.shape == want.shape and got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_matmul_stack_declines_what_it_should_not_run():
+    f32 = np.float32
+    big = np.ones((4, 128, 64), f32), np.ones((4, 64, 128), f32)
+    assert blas.matmul_stack(*big) is not None
+    # at most 100^3 multiply-adds per product: OpenBLAS's small-matrix batch path segfaults (#5980)
+    assert blas.matmul_stack(np.ones((4, 100, 100), f32), np.ones((4, 100, 100), f32)) is None
+    assert blas.matmul_stack(np.ones((4, 8, 8), f32), np.ones((4, 8, 8), f32)) is None
+    # one product, or products too big to run one per thread
+    assert blas.matmul_stack(np.ones((1, 128, 64), f32), np.ones((1, 64, 128), f32)) is None
+    assert blas.matmul_stack(np.ones((2, 512, 512), f32), np.ones((2, 512, 512), f32)) is None
+    # types: mixed, integer, or both 2-D
+    assert blas.matmul_stack(big[0], big[1].astype(np.float64)) is None
+    assert blas.matmul_stack(big[0].astype(np.int32), big[1].astype(np.int32)) is None
+    assert blas.matmul_stack(big[0][0], big[1][0]) is None
+    # layouts BLAS cannot read in place: strided columns, a batch walked backwards
+    assert blas.matmul_stack(np.ones((4, 128, 128), f32)[:, :, ::2], big[1]) is None
+    assert blas.matmul_stack(big[0][::-1], big[1]) is None
+    # shapes that do not multiply
+    assert blas.matmul_stack(big[0], big[0]) is None
+
+
+def test_matmul_op_and_attention_take_the_batch_gemm(monkeypatch):
+    from onyx.ops.contrib._common import attend
+    from onyx.ops.linalg.mat_mul import matmul
+
+    calls = []
+    real = blas.matmul_stack
+
+    def spy(a, b):
+        y = real(a, b)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(blas, "matmul_stack", spy)
+    rng = np.random.default_rng(9)
+    q, k, v = _heads_of_projection(rng, np.float32)
+    np.testing.assert_allclose(
+        matmul(q, np.swapaxes(k, -1, -2)), np.matmul(q, np.swapaxes(k, -1, -2)), rtol=1e-5
+    )
+    assert calls == [True]
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * np.float32(0.125)
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    scores /= scores.sum(-1, keepdims=True)
+    want = np.matmul(scores, v).transpose(0, 2, 1, 3).reshape(2, 128, 256)
+    got, _ = attend(q, k, v, 0.125, None, "t")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert calls == [True, True, True]

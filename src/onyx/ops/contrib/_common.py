@@ -9,6 +9,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops import _perf
 from onyx.ops.math._common import F32, NATIVE_FLOATS
+from onyx.runtime import blas
 from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -149,12 +150,12 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
     """softmax(q @ k^T * scale + bias) @ v for (B, N, S, H) q and (B, N, T, H) k, v.
 
     Returns ((B, S, N*Hv) output, the scaled scores before the softmax when ``want_qk`` else None)."""
-    scores = np.matmul(q, np.swapaxes(k, -1, -2))
+    scores = _stacked(q, np.swapaxes(k, -1, -2))
     if not want_qk and scores.dtype == F32 and scores.ndim == 4 and scores.size >= SOFTMAX_JIT_MIN:
         jit = _perf.jit_module("onyx.ops.math._jit")
         if jit is not None:
             _softmax_jit(jit, scores, scale, bias, what)
-            return _merge_heads(np.matmul(scores, v)), None
+            return _merge_heads(_stacked(scores, v)), None
     scores *= scores.dtype.type(scale)
     if bias is not None:
         try:
@@ -165,7 +166,13 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
             ) from None
     qk = scores.copy() if want_qk else None
     softmax_last_(scores)
-    return _merge_heads(np.matmul(scores, v)), qk
+    return _merge_heads(_stacked(scores, v)), qk
+
+
+def _stacked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` over the heads: one batch GEMM where BLAS has it (blas.matmul_stack), else numpy."""
+    y = blas.matmul_stack(a, b)
+    return np.matmul(a, b) if y is None else y
 
 
 def _merge_heads(out: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from onyx.errors import InvalidArgument
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.ops.math._shape import merge_dim
 from onyx.ops.registry import op, shape_rule
+from onyx.runtime import blas
 from onyx.runtime.threads import get_blas_threads, intra_op_threads, matmul, set_blas_threads
 from onyx.shape_inference import ShapeContext
 
@@ -46,6 +47,8 @@ def product(a, b, macs: int, threads: int | None = None):
     """``np.matmul(a, b)`` for float operands, small products on a single-threaded BLAS."""
     if macs < _TINY_GEMM_MACS:
         return np.matmul(a, b)
+    if b.ndim > 2 and (y := blas.matmul_stack(a, b)) is not None:
+        return y  # a stack of products (attention heads): one batch GEMM over BLAS's threads
     if a.ndim == 2 and b.ndim == 2 and 2 <= a.shape[0] <= _FEW_ROWS and b.shape[1] >= 256:
         # a few rows against a wide matrix: the wide matrix as BLAS's A operand, on BLAS's threads
         return np.ascontiguousarray((b.T @ a.T).T)
