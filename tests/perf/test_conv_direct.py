@@ -23,8 +23,9 @@ CASES = [
 ]
 
 
-def _onyx(model, feeds, min_channels, monkeypatch):
+def _onyx(model, feeds, min_channels, monkeypatch, min_span=0):
     monkeypatch.setattr(conv_mod, "_DIRECT_MIN_CHANNELS", min_channels)
+    monkeypatch.setattr(conv_mod, "_DIRECT_MIN_SPAN", min_span)
     return onyx.InferenceSession(model).run(None, feeds)[0]
 
 
@@ -71,6 +72,27 @@ def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
     _onyx(model, feeds, conv_mod._DIRECT_MIN_CHANNELS, monkeypatch)
     assert len(calls) == 9  # one GEMM per kernel offset
     assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
+
+
+def _gemm_calls(model, feeds, monkeypatch) -> int:
+    """BLAS GEMM calls (the per-offset path) in one run at the shipped bounds."""
+    calls = []
+    real = blas.gemm
+    monkeypatch.setattr(blas, "gemm", lambda *a, **k: (calls.append(a[3:]), real(*a, **k)))
+    onyx.InferenceSession(model).run(None, feeds)
+    return len(calls)
+
+
+def test_strided_narrow_blocks_take_the_column_matrix(monkeypatch):
+    # stride 2 with 11 x 12 positions per block: one GEMM over the column matrix, even with many
+    # channels; the same layer at stride 1 keeps a GEMM per kernel offset
+    strided = (1, 64, 16, (21, 22), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1)
+    model, feeds = _model(strided, ("Relu", []), np.float32)
+    assert _gemm_calls(model, feeds, monkeypatch) == 0
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(onyx.InferenceSession(model).run(None, feeds)[0], want, rtol=1e-4, atol=1e-4)
+    model, feeds = _model(strided[:5] + ((1, 1),) + strided[6:], ("Relu", []), np.float32)
+    assert _gemm_calls(model, feeds, monkeypatch) == 9
 
 
 def _columns_with_depths(model, feeds, monkeypatch):

@@ -311,6 +311,13 @@ def _is_patchify(kernel, strides, dilations, pb, pe) -> bool:
 #: phase-plane convolution: input channels from which each kernel offset is its own GEMM on the planes
 #: (fewer: the column matrix, one GEMM with a deeper inner dimension)
 _DIRECT_MIN_CHANNELS = 32
+#: ... and, for a strided convolution, positions per output block (each offset's GEMM width) from which
+#: it does: narrower GEMMs on the phase planes run slower than one over the column matrix and its
+#: copies (ResNet-18's stride-2 3x3 layers, 812 / 210 / 56 positions: 963 / 683 / 783 us against 602
+#: / 545 / 657 alone; the model 29.9 against 29.7 ms, in one process alternating). Stride 1 keeps the
+#: per-offset GEMMs at any width: its planes are the input itself, still in cache (the model 31.2
+#: against 31.0 ms with the same bound there)
+_DIRECT_MIN_SPAN = 2048
 
 _PLANES_BYTES = 32 << 20  # phase-plane convolution: largest column buffer of one block of output rows
 
@@ -350,7 +357,8 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
     planes = _phase_planes(x, pb, strides, q, total, width, phases)
     # with enough channels per tap, each tap's GEMM reads its window of the planes in place and adds
     # into the output (BLAS's beta): no column matrix at all
-    direct = c >= _DIRECT_MIN_CHANNELS and blas.available(x.dtype)
+    wide = length >= _DIRECT_MIN_SPAN or all(st == 1 for st in strides)
+    direct = c >= _DIRECT_MIN_CHANNELS and wide and blas.available(x.dtype)
     if direct:  # (M, C, *kernel) -> (kernel offsets, M, C)
         wt = derived(w, "conv_taps_first", lambda: np.moveaxis(w.reshape(m, c, kp), 2, 0).copy())
     else:  # (M, C, *kernel) -> (M, kernel offsets x channels), the column matrix's row order
@@ -418,23 +426,22 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
 
 def _phase_planes(x, pb, strides, q, total, width, phases) -> dict:
     """``x`` (N, C, *spatial) zero-padded, split into its stride phases and flattened: {phase: (N, C,
-    width)}, each phase's extents ``q`` in its first ``total`` positions and zeros after them."""
+    width)}, each phase's extents ``q`` in its first ``total`` positions and zeros after them. Each
+    plane is filled by one strided copy straight from ``x`` (no padded intermediate)."""
     n, c = x.shape[:2]
     nd = len(q)
-    inner = (slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))
-    if all(st == 1 for st in strides):
-        flat = np.zeros((n, c, width), dtype=x.dtype)
-        flat[:, :, :total].reshape((n, c) + tuple(q))[inner] = x
-        return {(0,) * nd: flat}
-    full = np.zeros((n, c) + tuple(q[i] * strides[i] for i in range(nd)), dtype=x.dtype)
-    full[inner] = x
-    split = full.reshape((n, c) + tuple(v for i in range(nd) for v in (q[i], strides[i])))
     planes = {}
     for phase in phases:
-        plane = np.empty((n, c, width), dtype=x.dtype)
-        plane[:, :, total:] = 0
-        sel = (slice(None), slice(None)) + tuple(v for i in range(nd) for v in (slice(None), phase[i]))
-        plane[:, :, :total].reshape((n, c) + tuple(q))[...] = split[sel]
+        plane = np.zeros((n, c, width), dtype=x.dtype)
+        dst, src = [slice(None)] * 2, [slice(None)] * 2
+        for i in range(nd):
+            st, before, size = strides[i], pb[i], x.shape[2 + i]
+            lo = max(0, -(-(before - phase[i]) // st))  # first phase position on an input element
+            hi = min(q[i], -(-(size + before - phase[i]) // st))
+            first = lo * st + phase[i] - before
+            dst.append(slice(lo, max(lo, hi)))
+            src.append(slice(first, first + max(0, hi - lo - 1) * st + 1, st) if hi > lo else slice(0, 0))
+        plane[:, :, :total].reshape((n, c) + tuple(q))[tuple(dst)] = x[tuple(src)]
         planes[phase] = plane
     return planes
 
