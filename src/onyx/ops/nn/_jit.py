@@ -386,9 +386,10 @@ def norm_rows(x, skip, bias, gamma, beta, eps, simplified, y, s_out, mean_out, i
     has_bias = bias.shape[0] > 0
     has_beta = beta.shape[0] > 0
     keep_s = s_out.shape[0] > 0
-    row = np.empty(n, dtype=x.dtype)
+    scratch = np.empty(n, dtype=x.dtype)
     for r in range(rows):
         xr = x[r]
+        row = s_out[r] if keep_s else scratch  # s written where it is kept (a copy after ran 2x slower)
         for j in range(n):
             v = xr[j]
             if has_skip:
@@ -410,7 +411,5 @@ def norm_rows(x, skip, bias, gamma, beta, eps, simplified, y, s_out, mean_out, i
         else:
             for j in range(n):
                 yr[j] = (row[j] - m) * k * gamma[j]
-        if keep_s:
-            s_out[r, :] = row
         mean_out[r] = mean
         inv_out[r] = inv
