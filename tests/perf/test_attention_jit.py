@@ -39,13 +39,17 @@ def _numpy_softmax(s, scale, bias):
 
 @pytest.mark.parametrize("t", [1, 7, 64, 129])
 @pytest.mark.parametrize("bias_shape", [None, (1, 1, 1, -1), (2, 1, 1, -1), (2, 1, 5, -1), (1, 3, 5, -1)])
-def test_softmax_rows_matches_numpy(jit, t, bias_shape):
+@pytest.mark.parametrize("scale", [0.3, -0.5])
+@pytest.mark.parametrize("broadcast", [False, True], ids=["rows", "view"])
+def test_softmax_rows_matches_numpy(jit, t, bias_shape, scale, broadcast):
+    # the bias as its own (contiguous) rows, indexed per broadcast axis, or as a broadcast view; no
+    # bias with a positive scale folds the scale into exp's argument, a negative one scales first
     s = rn(2, 3, 5, t) * 6
     bias = None if bias_shape is None else rn(*bias_shape[:3], t) * 3
-    want = _numpy_softmax(s, 0.3, bias)
+    want = _numpy_softmax(s, scale, bias)
     got = s.copy()
-    bb = got if bias is None else np.broadcast_to(bias, s.shape)
-    jit.softmax_rows(got, np.float32(0.3), bb, bias is not None, 0, 30)
+    bb = got if bias is None else (np.broadcast_to(bias, s.shape) if broadcast else bias)
+    jit.softmax_rows(got, np.float32(scale), bb, bias is not None, 0, 30)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(got.sum(-1), 1, rtol=1e-5)
 
@@ -92,7 +96,16 @@ def test_attend_uses_both_paths_alike(jit, monkeypatch):
     assert 2 * 4 * 48 * 48 >= SOFTMAX_JIT_MIN
     mask = np.ones((2, 48), np.int32)
     mask[1, 30:] = 0
-    for bias in (None, key_mask_bias(mask, 2, 48, 48, 0, -10000.0, np.float32, "t"), rn(1, 4, 48, 48)):
+    key = key_mask_bias(mask, 2, 48, 48, 0, -10000.0, np.float32, "t")
+    # every broadcast form: per key, full, one per query row (last axis 1), 2-D, float64
+    for bias in (
+        None,
+        key,
+        rn(1, 4, 48, 48),
+        rn(1, 4, 48, 1),
+        rn(48, 48),
+        rn(2, 1, 1, 48).astype(np.float64),
+    ):
         fast, plain = _attend_both(monkeypatch, q, k, v, 0.125, bias)
         np.testing.assert_allclose(fast, plain, rtol=1e-5, atol=1e-6)
 

@@ -191,15 +191,7 @@ _SOFTMAX_PARALLEL = 1 << 16
 def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None, what: str) -> None:
     """In place: softmax(scores * scale + bias) over the last axis of the float32 (B, N, S, T) scores
     by jit.softmax_rows, rows over threads."""
-    if bias is None:
-        bb = scores
-    else:
-        try:
-            bb = np.broadcast_to(bias.astype(F32, copy=False), scores.shape)
-        except ValueError:
-            raise InvalidArgument(
-                f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {scores.shape}"
-            ) from None
+    bb = scores if bias is None else _bias_rows(bias, scores.shape, what)
     rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
     threads = intra_op_threads() if scores.size >= _SOFTMAX_PARALLEL else 1
     parts = split_ranges(rows, threads)
@@ -209,6 +201,20 @@ def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None,
         jit.softmax_rows(scores, sc, bb, bias is not None, parts[i][0], parts[i][1])
 
     parallel_for(task, len(parts), threads)
+
+
+def _bias_rows(bias: np.ndarray, shape: tuple, what: str) -> np.ndarray:
+    """``bias`` as the compiled softmax reads it: float32, 4-D, C-contiguous, its last axis the scores'
+    and each other axis 1 or the scores' (so each row it reads is one contiguous vector)."""
+    b = np.asarray(bias, dtype=F32)
+    if b.ndim > 4 or any(d not in (1, want) for d, want in zip(b.shape[::-1], shape[::-1])):
+        raise InvalidArgument(
+            f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {shape}"
+        )
+    b = b.reshape((1,) * (4 - b.ndim) + b.shape)
+    if b.shape[-1] != shape[-1]:
+        b = np.broadcast_to(b, b.shape[:-1] + (shape[-1],))
+    return np.ascontiguousarray(b)
 
 
 def key_mask_bias(mask, batch, s, t, past, filter_value, dtype, what: str):

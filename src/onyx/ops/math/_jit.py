@@ -142,21 +142,27 @@ def _row_max(sr):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True, fastmath={"contract", "reassoc"}, error_model="numpy")
 def softmax_rows(s, scale, bias, has_bias, r0, r1):  # pragma: no cover - compiled
     """In place, for rows r0:r1 of the flattened leading axes of the float32 4-D ``s`` (B, N, S, T):
-    s[row] = softmax(s[row] * scale (+ bias[row] when ``has_bias``)), ``bias`` a view broadcast to
-    ``s``'s shape. As the numpy path: a row whose largest value is -inf gives zeros; a row holding NaN
-    (or +inf) gives NaN."""
+    s[row] = softmax(s[row] * scale (+ bias[row] when ``has_bias``)), ``bias`` 4-D with the last axis
+    T and each other axis 1 (broadcast) or s's (pass it C-contiguous: its rows are then read as
+    vectors). Without a bias and with a positive scale, the scale goes into exp's argument (one pass
+    less). As the numpy path: a row whose largest value is -inf gives zeros; a row holding NaN (or
+    +inf) gives NaN."""
     nh, ns = s.shape[1], s.shape[2]
     t = s.shape[3]
+    folded = not has_bias and scale > 0
     for row in range(r0, r1):
         i = row % ns
         h = (row // ns) % nh
         b = row // (ns * nh)
         sr = s[b, h, i]
         if has_bias:
-            br = bias[b, h, i]
+            bb = b if bias.shape[0] > 1 else 0
+            bh = h if bias.shape[1] > 1 else 0
+            bi = i if bias.shape[2] > 1 else 0
+            br = bias[bb, bh, bi]
             for j in range(t):
                 sr[j] = sr[j] * scale + br[j]
-        else:
+        elif not folded:
             for j in range(t):
                 sr[j] = sr[j] * scale
         m = _row_max(sr)
@@ -166,6 +172,16 @@ def softmax_rows(s, scale, bias, has_bias, r0, r1):  # pragma: no cover - compil
                 if sr[j] != sr[j]:
                     fill = _F(np.nan)
             sr[:] = fill
+            continue
+        if folded:  # exp(scale * s - scale * max): the max of s * scale for a positive scale
+            total = _F(0.0)
+            for j in range(t):
+                e = _exp32((sr[j] - m) * scale)
+                sr[j] = e
+                total += e
+            inv = _ONE / total
+            for j in range(t):
+                sr[j] *= inv
             continue
         total = _F(0.0)
         for j in range(t):
