@@ -103,3 +103,21 @@ def test_parallel_for_in_forked_child():
         os._exit(0 if sorted(seen) == list(range(6)) else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_loop_threads_follow_blas(single_blas):
+    # one BLAS thread: onyx's loops take the intra-op threads; BLAS's own threads: one (they spin
+    # between GEMMs on the other cores)
+    assert T.loop_threads() == T.intra_op_threads()
+    T.set_blas_threads(2)
+    assert T.loop_threads() == (1 if T.get_blas_threads() == 2 else T.intra_op_threads())
+
+
+def test_split_and_serial_loops_agree(single_blas):
+    from onyx.ops.math._erf import gelu
+
+    x = np.random.default_rng(2).standard_normal((64, 3072)).astype(np.float32)  # past the split sizes
+    split = gelu(x, np.ones(3072, np.float32))
+    T.set_blas_threads(2)
+    serial = gelu(x, np.ones(3072, np.float32))
+    np.testing.assert_array_equal(split, serial)

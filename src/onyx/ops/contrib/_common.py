@@ -10,7 +10,7 @@ from onyx.errors import InvalidArgument
 from onyx.ops import _perf
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.runtime import blas
-from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
+from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -193,7 +193,7 @@ def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None,
     by jit.softmax_rows, rows over threads."""
     bb = scores if bias is None else _bias_rows(bias, scores.shape, what)
     rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
-    threads = intra_op_threads() if scores.size >= _SOFTMAX_PARALLEL else 1
+    threads = loop_threads() if scores.size >= _SOFTMAX_PARALLEL else 1
     parts = split_ranges(rows, threads)
     sc = F32.type(scale)
 

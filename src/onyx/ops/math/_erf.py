@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from onyx.ops import _perf
-from onyx.runtime.threads import intra_op_threads, parallel_for, split_ranges
+from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
 # (centre, coefficients of increasing degree)
 _S64 = (
@@ -183,7 +183,7 @@ def _blocked(f, x, dt, gelu=False):
     b = min(n, BLOCK_BYTES // dt.itemsize)
     half = dt.type(0.5)
     nblocks = -(-n // b) if n else 0
-    threads = intra_op_threads() if nblocks >= PARALLEL_BLOCKS else 1
+    threads = loop_threads() if nblocks >= PARALLEL_BLOCKS else 1
     parts = split_ranges(nblocks, 4 * threads) if threads > 1 else [(0, nblocks)]
 
     def run(part: int) -> None:
@@ -270,7 +270,7 @@ def map_rows_jit(fn, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         if full < flat.size:
             pieces.append((flat[full:].reshape(1, -1), oflat[full:].reshape(1, -1)))
         b = np.zeros(0, dtype=_F32)
-    threads = intra_op_threads() if x.size >= _JIT_PARALLEL else 1
+    threads = loop_threads() if x.size >= _JIT_PARALLEL else 1
     tasks = []
     for xs, os_ in pieces:
         for r0, r1 in split_ranges(xs.shape[0], 2 * threads):

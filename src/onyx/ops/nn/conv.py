@@ -28,13 +28,7 @@ from onyx.ops.nn._common import (
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
 from onyx.runtime import blas
-from onyx.runtime.threads import (
-    GEMM_SPLIT_MACS,
-    blas_single_threaded,
-    intra_op_threads,
-    parallel_for,
-    split_ranges,
-)
+from onyx.runtime.threads import GEMM_SPLIT_MACS, loop_threads, parallel_for, split_ranges
 
 _COLS_BYTES = 4 << 20  # largest im2col buffer of one block of output rows
 _MIN_COLS = 512  # fewest output positions in one GEMM block
@@ -115,11 +109,7 @@ def conv_forward(
         raise InvalidArgument(f"Conv: B of shape {b.shape}, expected ({m},)")
     if n == 0 or p == 0 or m == 0:
         return np.zeros((n, m) + out, dtype=x.dtype)
-    threads = intra_op_threads(ctx)
-    if not blas_single_threaded():
-        # BLAS runs its own threads, and they spin between GEMMs: a second thread of ours would share
-        # a core with them (measured: depthwise layers split over two threads were slower in models)
-        threads = 1
+    threads = loop_threads(ctx)
     if nd == 2 and x.dtype in _JIT_DTYPES and (channels_last or _is_channels_last(x)):
         y = _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, out, act, post)
         if y is not None:
