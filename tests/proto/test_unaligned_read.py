@@ -49,3 +49,48 @@ def test_file_replaced_after_load_is_not_read(tmp_path):
     other.replace(p)  # the path now names another file; the mapping still holds the old one
     for name, v in m.graph.initializers.items():
         np.testing.assert_array_equal(v.const.numpy(), want[name])
+
+
+def _in_mapping(arr) -> bool:
+    import mmap
+
+    base = arr.base
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.obj if isinstance(base, memoryview) else base.base
+    return isinstance(base, mmap.mmap)
+
+
+def test_big_unaligned_weights_land_in_prefaulted_arrays(tmp_path, monkeypatch):
+    # from PREFAULT_MIN_BYTES, the aligned copy is one populated anonymous mapping (no fault per page)
+    import mmap
+
+    from onyx.ir import tensor as T
+
+    monkeypatch.setattr(T, "PREFAULT_MIN_BYTES", 16)
+    p = tmp_path / "m.onnx"
+    want = model_with_unaligned_weights(p)
+    m = onyx.load(p)
+    mapped = 0
+    for name, v in m.graph.initializers.items():
+        arr = v.const.numpy()
+        np.testing.assert_array_equal(arr, want[name])
+        mapped += arr.nbytes >= 16 and _in_mapping(arr)
+    assert mapped or not hasattr(mmap, "MAP_POPULATE")
+
+
+def test_prefaulted_empty():
+    import mmap
+
+    from onyx.ir.tensor import PREFAULT_MIN_BYTES, prefaulted_empty
+
+    big = prefaulted_empty((3, PREFAULT_MIN_BYTES // 4), np.float32)
+    assert big.shape == (3, PREFAULT_MIN_BYTES // 4) and big.dtype == np.float32 and big.flags.writeable
+    assert big.flags.c_contiguous and big.flags.aligned
+    big[...] = 1.5
+    assert float(big.sum()) == 1.5 * big.size
+    if hasattr(mmap, "MAP_POPULATE"):
+        assert _in_mapping(big)
+    small = prefaulted_empty((4, 5), np.float64)
+    assert small.shape == (4, 5) and not _in_mapping(small)
+    objects = prefaulted_empty((PREFAULT_MIN_BYTES,), object)  # never in a raw mapping
+    assert objects.dtype == object and not _in_mapping(objects)

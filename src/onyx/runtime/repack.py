@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.ir.model import Graph
-from onyx.ir.tensor import Tensor, _release_pages
+from onyx.ir.tensor import Tensor, _release_pages, prefaulted_empty
 from onyx.ops.registry import normalize_domain
 from onyx.runtime.plan import Plan
 
@@ -41,7 +41,7 @@ _BLOCK_ROWS = 128
 
 def transposed_copy(w: np.ndarray) -> np.ndarray:
     """``np.ascontiguousarray(w.T)`` for a 2-D ``w``, in blocks of rows that stay in cache."""
-    out = np.empty((w.shape[1], w.shape[0]), dtype=w.dtype)
+    out = prefaulted_empty((w.shape[1], w.shape[0]), w.dtype)
     for r0 in range(0, w.shape[0], _BLOCK_ROWS):
         out[:, r0 : r0 + _BLOCK_ROWS] = w[r0 : r0 + _BLOCK_ROWS].T
     return out
