@@ -220,3 +220,98 @@ def test_depthwise_on_a_channels_last_input(hw, kernel, stride, pads):
     got = conv_forward(xcl, w, b, **attrs)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _cl_input(rng, shape, dtype=np.float32):
+    """An NCHW view of a C-contiguous NHWC array (as channels-last outputs are)."""
+    n, c, h, w = shape
+    return rng.standard_normal((n, h, w, c)).astype(dtype).transpose(0, 3, 1, 2)
+
+
+def _frozen(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("kind", ["depthwise", "1x1"])
+@pytest.mark.parametrize("act", [("Relu", []), ("Clip", [0.0, 6.0]), ("Sigmoid", [])])
+def test_replayed_runs_match_fresh_ones(kind, act, monkeypatch):
+    # a node's channels-last run is recorded once per input signature; later runs with that signature
+    # and the same frozen W and B repeat only the kernel calls, with the same results (Z read live)
+    from onyx.ops.contrib.fused_conv import _prepare
+
+    rng = np.random.default_rng(7)
+    c = 12
+    if kind == "depthwise":
+        attrs = dict(group=c, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+        w = _frozen(rng.standard_normal((c, 1, 3, 3)).astype(np.float32))
+    else:
+        attrs = dict(group=1, kernel_shape=[1, 1], pads=[0, 0, 0, 0], strides=[1, 1])
+        w = _frozen(rng.standard_normal((c, c, 1, 1)).astype(np.float32))
+    b = _frozen(rng.standard_normal(c).astype(np.float32))
+    run = _prepare(activation=act[0], activation_params=act[1], auto_pad="NOTSET", dilations=[1, 1], **attrs)
+    forwards = []
+    real = conv_mod.conv_forward
+    monkeypatch.setattr(conv_mod, "conv_forward", lambda *a, **k: (forwards.append(1), real(*a, **k))[1])
+    import onyx.ops.contrib.fused_conv as fc
+
+    monkeypatch.setattr(fc, "conv_forward", conv_mod.conv_forward)
+
+    def fresh(x, z=None):
+        return real(
+            x, w, b, auto_pad="NOTSET", dilations=[1, 1], post=lambda y: _act(y, act), act=act, z=z, **attrs
+        )
+
+    for shape in [(1, c, 9, 10), (2, c, 9, 10), (1, c, 9, 10), (1, c, 5, 6), (2, c, 9, 10)]:
+        x = _cl_input(rng, shape)
+        np.testing.assert_allclose(run(x, w, b), fresh(x), rtol=1e-6, atol=1e-6)
+    assert len(forwards) == 3  # three signatures recorded, two runs replayed
+    out = fresh(_cl_input(rng, (1, c, 9, 10))).shape
+    for _ in range(2):  # with Z: recorded once, replayed with another Z
+        x, z = _cl_input(rng, (1, c, 9, 10)), rng.standard_normal(out).astype(np.float32)
+        np.testing.assert_allclose(run(x, w, b, z), fresh(x, z), rtol=1e-6, atol=1e-6)
+    assert len(forwards) == 4
+
+
+def _act(y, act):
+    from onyx.ops.contrib._common import activate_
+
+    return activate_(y, act[0], list(act[1]), "t")
+
+
+def test_replay_needs_frozen_weights_and_the_same_objects():
+    from onyx.ops.contrib.fused_conv import _prepare
+
+    rng = np.random.default_rng(8)
+    c = 8
+    run = _prepare(
+        activation="Relu", activation_params=[], auto_pad="NOTSET", dilations=[1, 1], group=c,
+        kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1],
+    )  # fmt: skip
+    x = _cl_input(rng, (1, c, 6, 6))
+    w = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)  # writeable: a fed weight, never recorded
+    b = _frozen(rng.standard_normal(c).astype(np.float32))
+    first = run(x, w, b)
+    w *= 2  # changed in place between runs: the next run sees it
+    again = run(x, w, b)
+    np.testing.assert_allclose(again, _relu_conv(x, w, b), rtol=1e-6, atol=1e-6)
+    assert not np.allclose(again, first)
+    w2 = _frozen(w.copy())
+    a = run(x, w2, b)
+    w3 = _frozen(w2 * 0.5)  # another frozen W object: not the recorded one
+    np.testing.assert_allclose(run(x, w3, b), _relu_conv(x, w3, b), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(run(x, w2, b), a)
+
+
+def _relu_conv(x, w, b):
+    y = conv_forward(x, w, b, auto_pad="NOTSET", dilations=[1, 1], group=w.shape[0], kernel_shape=[3, 3],
+                     pads=[1, 1, 1, 1], strides=[1, 1])  # fmt: skip
+    return np.maximum(y, 0)
+
+
+def test_replay_memo_is_cleared_past_its_signatures():
+    memo = conv_mod.ReplayMemo()
+    w = _frozen(np.ones((2, 1, 1, 1), np.float32))
+    for i in range(conv_mod.ReplayMemo.MAX_SIGNATURES + 1):
+        memo.record(np.zeros((1, 2, i + 1, 1), np.float32), w, None, None, lambda x, z: x)
+    assert len(memo._runs) == 1
