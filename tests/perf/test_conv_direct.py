@@ -58,29 +58,32 @@ def test_without_blas_the_columns_path_runs(monkeypatch):
     want = _onyx(model, feeds, 1 << 30, monkeypatch)
     calls = []
     monkeypatch.setattr(blas, "available", lambda dtype: False)
-    monkeypatch.setattr(blas, "gemm", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(blas, "gemm_taps", lambda *a, **k: calls.append(a))
     got = _onyx(model, feeds, 1, monkeypatch)
     assert not calls
     np.testing.assert_array_equal(got, want)
 
 
+def _spy_taps(monkeypatch) -> list:
+    """The number of kernel offsets of each per-offset GEMM call (blas.gemm_taps)."""
+    calls = []
+    real = blas.gemm_taps
+    monkeypatch.setattr(blas, "gemm_taps", lambda a, *r: (calls.append(a.shape[0]), real(a, *r)))
+    return calls
+
+
 def test_direct_path_is_taken_for_wide_inputs(monkeypatch):
     model, feeds = _model(CASES[0], ("Relu", []), np.float32)
-    calls = []
-    real = blas.gemm
-    monkeypatch.setattr(blas, "gemm", lambda *a, **k: (calls.append(a[3:]), real(*a, **k)))
+    calls = _spy_taps(monkeypatch)
     _onyx(model, feeds, conv_mod._DIRECT_MIN_CHANNELS, monkeypatch)
-    assert len(calls) == 9  # one GEMM per kernel offset
-    assert calls[0] == (0.0,) and all(c == (1.0,) for c in calls[1:])
+    assert calls == [9]  # one GEMM per kernel offset, accumulated
 
 
 def _gemm_calls(model, feeds, monkeypatch) -> int:
-    """BLAS GEMM calls (the per-offset path) in one run at the shipped bounds."""
-    calls = []
-    real = blas.gemm
-    monkeypatch.setattr(blas, "gemm", lambda *a, **k: (calls.append(a[3:]), real(*a, **k)))
+    """GEMMs over phase-plane windows (the per-offset path) in one run at the shipped bounds."""
+    calls = _spy_taps(monkeypatch)
     onyx.InferenceSession(model).run(None, feeds)
-    return len(calls)
+    return sum(calls)
 
 
 def test_strided_narrow_blocks_take_the_column_matrix(monkeypatch):

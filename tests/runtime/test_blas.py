@@ -158,3 +158,46 @@ def test_matmul_op_and_attention_take_the_batch_gemm(monkeypatch):
     got, _ = attend(q, k, v, 0.125, None, "t")
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     assert calls == [True, True, True]
+
+
+# --- gemm_taps: one GEMM per kernel offset over windows of phase planes, accumulated
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_taps_sums_the_windows(dtype):
+    rng = np.random.default_rng(4)
+    planes = [rng.normal(size=(6, 40)).astype(dtype) for _ in range(2)]
+    a = rng.normal(size=(5, 7, 6)).astype(dtype)
+    bases = [planes[0], planes[1], planes[0], planes[1], planes[0]]
+    starts = [0, 3, 9, 17, 20]
+    c = np.full((7, 20), np.nan, dtype)  # overwritten by the first term
+    before = [p.copy() for p in planes]
+    blas.gemm_taps(a, bases, starts, c)
+    want = sum(a[t].astype(np.float64) @ bases[t][:, s : s + 20] for t, s in enumerate(starts))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(c, want, rtol=tol, atol=tol)
+    for p, b in zip(planes, before):
+        np.testing.assert_array_equal(p, b)
+
+
+def test_gemm_taps_checks_once_before_any_call():
+    f32 = np.float32
+    a, plane, c = np.ones((2, 3, 4), f32), np.ones((4, 10), f32), np.zeros((3, 6), f32)
+    with pytest.raises(ValueError, match="does not fit"):
+        blas.gemm_taps(a, [plane, plane], [0, 5], c)  # 5 + 6 > 10
+    with pytest.raises(ValueError, match="does not fit"):
+        blas.gemm_taps(a, [plane, plane.astype(np.float64)], [0, 1], c)
+    with pytest.raises(ValueError, match="does not fit"):
+        blas.gemm_taps(a, [plane, np.ones((10, 4), f32).T], [0, 1], c)  # a column-major base
+    with pytest.raises(ValueError, match="do not agree"):
+        blas.gemm_taps(a, [plane], [0], c)  # one window for two offsets
+    with pytest.raises(ValueError, match="do not agree"):
+        blas.gemm_taps(np.ones((2, 4, 3), f32).transpose(0, 2, 1), [plane, plane], [0, 1], c)
+    ro = np.zeros((3, 6), f32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="do not agree"):
+        blas.gemm_taps(a, [plane, plane], [0, 1], ro)
+    assert not c.any()  # nothing ran
+    empty = np.full((3, 6), np.nan, f32)
+    blas.gemm_taps(np.ones((2, 3, 0), f32), [np.ones((0, 10), f32)] * 2, [0, 1], empty)
+    np.testing.assert_array_equal(empty, np.zeros((3, 6), f32))

@@ -428,11 +428,9 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
         span = (r1 - r0) * row
         if direct:
             full = np.empty((n, m, span), dtype=x.dtype)
+            starts = [off + r0 * row for _, off in taps]
             for img in range(n):
-                for t, (phase, off) in enumerate(taps):
-                    start = off + r0 * row
-                    window = planes[phase][img, :, start : start + span]
-                    blas.gemm(wt[t], window, full[img], 1.0 if t else 0.0)
+                blas.gemm_taps(wt, [planes[phase][img] for phase, _ in taps], starts, full[img])
         else:
             cols = np.empty((n, kp * c + fold, span), dtype=x.dtype)
             if fold:
