@@ -72,3 +72,59 @@ def test_bidirectional_lstm_matches_onnxruntime(batch, T, I, H, monkeypatch):  #
     monkeypatch.setattr(rnn_common, "PARALLEL_STEP_MACS", 0 if H < 256 else 1 << 40)
     for a, b in zip(got, onyx.InferenceSession(model).run(None, feeds)):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "T,B,I,H,clip,input_forget,scale",
+    [
+        (7, 1, 5, 4, None, 0, 1.0),
+        (33, 1, 16, 32, None, 0, 1.0),
+        (5, 3, 3, 17, 0.7, 0, 1.0),  # clipped pre-activations, an odd hidden size
+        (5, 4, 3, 6, None, 1, 1.0),  # input and forget gates coupled
+        (6, 2, 4, 9, None, 0, 40.0),  # saturated gates: exp over- and underflows
+    ],
+)
+def test_compiled_loop_matches_numpy(T, B, I, H, clip, input_forget, scale):  # noqa: E741
+    pytest.importorskip("numba")
+    from onyx.ops import _perf
+
+    jit = _perf.jit_module("onyx.ops.rnn._jit")
+    if jit is None:
+        pytest.skip("ONYX_NO_PERF is set")
+    rng = np.random.default_rng(T * 10 + B)
+    X = (rng.normal(size=(T, B, I)) * scale).astype(np.float32)
+    W = rng.normal(size=(1, 4 * H, I)).astype(np.float32)
+    R = rng.normal(size=(1, 4 * H, H)).astype(np.float32)
+    h0 = rng.normal(size=(1, B, H)).astype(np.float32)
+    c0 = rng.normal(size=(1, B, H)).astype(np.float32)
+    p = Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
+    xw = p.input_projection(0, None)
+    plain = lstm._recurrence_default(p, 0, xw.copy(), clip, input_forget)
+    compiled = lstm._recurrence_jit(jit, p, 0, xw, clip, input_forget)
+    for a, b in zip(compiled, plain):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+    np.testing.assert_array_equal(h0, p.initial[0])  # the initial state is not written
+    X[2, 0, 0] = np.nan  # NaN reaches everything after it, as in numpy
+    p = Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
+    y, _, _ = lstm._recurrence_jit(jit, p, 0, p.input_projection(0, None), clip, input_forget)
+    assert not np.isnan(y[:2]).any() and np.isnan(y[2, 0]).all()
+
+
+def test_compiled_loop_only_for_a_few_float32_rows(monkeypatch):
+    model, feeds = _bidirectional(1, 5, 4, 8)
+    calls = []
+    real = lstm._recurrence_jit
+    monkeypatch.setattr(lstm, "_recurrence_jit", lambda *a: (calls.append(a[1].B), real(*a))[1])
+    onyx.InferenceSession(model).run(None, feeds)
+    assert calls == ([1, 1] if lstm._compiled_loop(_prepared(1)) is not None else [])
+    calls.clear()
+    model, feeds = _bidirectional(lstm.JIT_MAX_BATCH + 1, 5, 4, 8)
+    onyx.InferenceSession(model).run(None, feeds)
+    assert calls == []
+
+
+def _prepared(batch):
+    z = np.zeros((1, 4, 2), np.float32)
+    return Prepared("LSTM", np.zeros((3, batch, 2), np.float32), z, np.zeros((1, 4, 1), np.float32), None,
+                    [None, None], 1, "forward", 0, gates=4)  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops._derived import derived
 from onyx.ops.registry import op, shape_rule
 from onyx.ops.rnn._common import (
@@ -54,8 +55,12 @@ def _lstm(
     finals_c: list = [None] * p.D
     threads = kernel_threads(ctx)
 
+    jit = _compiled_loop(p) if P is None and p.mask is None and _default_activations(acts) else None
+
     def run_direction(d: int) -> None:
-        if P is None and p.mask is None and _default_activations(acts):
+        if jit is not None:
+            y, h, c = _recurrence_jit(jit, p, d, xws[d], clip, input_forget)
+        elif P is None and p.mask is None and _default_activations(acts):
             y, h, c = _recurrence_default(p, d, xws[d], clip, input_forget)
         else:
             y, h, c = _recurrence(p, d, xws[d], fns[d], P, clip, input_forget)
@@ -76,6 +81,29 @@ def _default_activations(acts) -> bool:
         return True
     names = [str(a).lower() for a in acts]
     return names in (["sigmoid", "tanh", "tanh"], ["sigmoid", "tanh", "tanh"] * 2)
+
+
+#: batch rows up to which the compiled time loop runs (one pass over R per row and step; from about
+#: here numpy's step, one GEMM over R for all rows, is as fast)
+JIT_MAX_BATCH = 4
+
+
+def _compiled_loop(p):
+    """The compiled module of the ``perf`` extra for a float32 LSTM of a few batch rows, else None."""
+    if p.dtype != np.float32 or p.B > JIT_MAX_BATCH:
+        return None
+    return _perf.jit_module("onyx.ops.rnn._jit")
+
+
+def _recurrence_jit(jit, p, d: int, xw, clip, input_forget):
+    """_recurrence_default by the compiled loop (jit.lstm_default32)."""
+    R_t = derived(p.R, ("R^T", d), lambda: np.ascontiguousarray(p.R[d].T))
+    h = np.array(p.initial[0][d], dtype=np.float32)
+    c = np.array(p.initial[1][d], dtype=np.float32)
+    y = np.empty((p.T, p.B, p.H), dtype=np.float32)
+    bound = np.float32(clip) if clip is not None else np.float32(-1.0)
+    jit.lstm_default32(np.ascontiguousarray(xw, dtype=np.float32), R_t, h, c, y, bound, bool(input_forget))
+    return y, h, c
 
 
 def _halved_r_t(r: np.ndarray, h3: int, half) -> np.ndarray:
