@@ -15,18 +15,22 @@ from onyx.ops.rnn import lstm
 from onyx.ops.rnn._common import Prepared, activations
 
 
+def _forward(rng, T, B, I, H, scale=1.0):  # noqa: E741
+    """A forward LSTM's prepared inputs: X (T, B, I) times ``scale``, W, R, initial h and c."""
+    X = (rng.normal(size=(T, B, I)) * scale).astype(np.float32)
+    W = rng.normal(size=(1, 4 * H, I)).astype(np.float32)
+    R = rng.normal(size=(1, 4 * H, H)).astype(np.float32)
+    h0 = rng.normal(size=(1, B, H)).astype(np.float32)
+    c0 = rng.normal(size=(1, B, H)).astype(np.float32)
+    return Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
+
+
 @pytest.mark.parametrize(
     "T,B,I,H,clip,input_forget",
     [(7, 3, 5, 4, None, 0), (33, 1, 16, 32, None, 0), (5, 2, 3, 6, 0.7, 0), (5, 2, 3, 6, None, 1)],
 )
 def test_default_loop_is_bit_identical(T, B, I, H, clip, input_forget):  # noqa: E741
-    rng = np.random.default_rng(T * 100 + H)
-    X = rng.normal(size=(T, B, I)).astype(np.float32)
-    W = rng.normal(size=(1, 4 * H, I)).astype(np.float32)
-    R = rng.normal(size=(1, 4 * H, H)).astype(np.float32)
-    h0 = rng.normal(size=(1, B, H)).astype(np.float32)
-    c0 = rng.normal(size=(1, B, H)).astype(np.float32)
-    p = Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
+    p = _forward(np.random.default_rng(T * 100 + H), T, B, I, H)
     xw = p.input_projection(0, None)
     fns = activations(None, None, None, ["Sigmoid", "Tanh", "Tanh"], 1)
     general = lstm._recurrence(p, 0, xw.copy(), fns[0], None, clip, input_forget)
@@ -91,20 +95,16 @@ def test_compiled_loop_matches_numpy(T, B, I, H, clip, input_forget, scale):  # 
     jit = _perf.jit_module("onyx.ops.rnn._jit")
     if jit is None:
         pytest.skip("ONYX_NO_PERF is set")
-    rng = np.random.default_rng(T * 10 + B)
-    X = (rng.normal(size=(T, B, I)) * scale).astype(np.float32)
-    W = rng.normal(size=(1, 4 * H, I)).astype(np.float32)
-    R = rng.normal(size=(1, 4 * H, H)).astype(np.float32)
-    h0 = rng.normal(size=(1, B, H)).astype(np.float32)
-    c0 = rng.normal(size=(1, B, H)).astype(np.float32)
-    p = Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
+    p = _forward(np.random.default_rng(T * 10 + B), T, B, I, H, scale)
+    X, W, R, (h0, c0) = p.X, p.W, p.R, p.initial
+    h_before = h0.copy()
     xw = p.input_projection(0, None)
     plain = lstm._recurrence_default(p, 0, xw.copy(), clip, input_forget)
     compiled = lstm._recurrence_jit(jit, p, 0, xw, clip, input_forget)
     for a, b in zip(compiled, plain):
         assert a.shape == b.shape and a.dtype == b.dtype
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
-    np.testing.assert_array_equal(h0, p.initial[0])  # the initial state is not written
+    np.testing.assert_array_equal(h0, h_before)  # the initial state is not written
     X[2, 0, 0] = np.nan  # NaN reaches everything after it, as in numpy
     p = Prepared("LSTM", X, W, R, None, [h0, c0], H, "forward", 0, gates=4)
     y, _, _ = lstm._recurrence_jit(jit, p, 0, p.input_projection(0, None), clip, input_forget)
