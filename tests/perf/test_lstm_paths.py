@@ -86,6 +86,7 @@ def test_bidirectional_lstm_matches_onnxruntime(batch, T, I, H, monkeypatch):  #
         (5, 3, 3, 17, 0.7, 0, 1.0),  # clipped pre-activations, an odd hidden size
         (5, 4, 3, 6, None, 1, 1.0),  # input and forget gates coupled
         (6, 2, 4, 9, None, 0, 40.0),  # saturated gates: exp over- and underflows
+        (9, 8, 6, 16, None, 0, 1.0),  # the most batch rows the compiled loop takes
     ],
 )
 def test_compiled_loop_matches_numpy(T, B, I, H, clip, input_forget, scale):  # noqa: E741
