@@ -212,7 +212,8 @@ def conv_forward(
 
     def task(i: int) -> None:
         r0, r1 = parts[i]
-        dst = np.reshape(y[:, :, :, r0:r1], (n, group, mg, (r1 - r0) * inner), copy=False)
+        dst = y[:, :, :, r0:r1].reshape(n, group, mg, (r1 - r0) * inner)  # whole rows: a view of y
+        assert np.may_share_memory(dst, y)  # (np.reshape's copy=False says so from numpy 2.1 only)
         np.matmul(wm, cols_of(r0, r1), out=dst)
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
