@@ -650,3 +650,19 @@ def test_softmax_one_row_path_matches_the_array_path():
         assert got.shape == one.shape and got.dtype == np.float64
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-300)
+
+
+def test_logistic_pair_one_score_path_matches_the_array_path():
+    """A binary tree ensemble's LOGISTIC scores: one score goes through Python floats; it gives what the
+    array path gives within two ulps of the type, at the ends of exp's range, for +-inf and NaN."""
+    from onyx.ops.ml._common import logistic_pair
+
+    values = [0.0, -0.0, 1e-30, 3.5, -3.5, 17.0, -17.0, 40.0, -40.0, 89.0, -104.0, 745.0, -745.0, np.inf]
+    for dt, ulps in ((np.float32, 2 * 2.0**-23), (np.float64, 2 * 2.0**-52)):
+        for v in [*values, -np.inf, np.nan]:
+            with np.errstate(over="ignore", invalid="ignore"):
+                x = np.array([v]).astype(dt)
+                got = logistic_pair(x, np.empty((1, 2), dt))
+                want = logistic_pair(np.array([x[0], 0], dt), np.empty((2, 2), dt))[:1]  # the array path
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=ulps, atol=1e-45)
