@@ -55,12 +55,13 @@ def _lstm(
     finals_c: list = [None] * p.D
     threads = kernel_threads(ctx)
 
-    jit = _compiled_loop(p) if P is None and p.mask is None and _default_activations(acts) else None
+    default = P is None and p.mask is None and _default_activations(acts)
+    jit = _compiled_loop(p) if default else None
 
     def run_direction(d: int) -> None:
         if jit is not None:
             y, h, c = _recurrence_jit(jit, p, d, xws[d], clip, input_forget)
-        elif P is None and p.mask is None and _default_activations(acts):
+        elif default:
             y, h, c = _recurrence_default(p, d, xws[d], clip, input_forget)
         else:
             y, h, c = _recurrence(p, d, xws[d], fns[d], P, clip, input_forget)
