@@ -275,6 +275,37 @@ def test_svc_probabilities_compiled_matches_numpy(n_classes, monkeypatch):
         np.testing.assert_allclose(fast[1], plain[1], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("kernel", ["LINEAR", "POLY", "SIGMOID", "RBF"])
+@pytest.mark.parametrize("prob", [True, False])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_svc_one_call_matches_numpy(kernel, prob, n_classes, monkeypatch):
+    # up to 16 rows the whole model is one compiled call (svm_ovo); 17 rows and more take numpy's
+    # kernel matrix and the compiled coupling
+    rng = np.random.default_rng(7)
+    model = _svc_model(rng, n_classes, prob=prob, kernel=kernel)
+    for n in (1, 2, 16, 17):
+        x = rng.normal(size=(n, 4)).astype(np.float32)
+        x[0, 1] = 0.0
+        fast, plain = _run_both(model, {"X": x}, monkeypatch)
+        np.testing.assert_array_equal(fast[0], plain[0])
+        np.testing.assert_allclose(fast[1], plain[1], rtol=1e-5, atol=1e-6)
+        assert fast[1].dtype == np.float32 and fast[1].shape == plain[1].shape
+
+
+def test_svc_one_call_is_taken(monkeypatch):
+    pytest.importorskip("numba")
+    from onyx.ops.ml import _jit
+
+    calls = []
+    real = _jit.svm_ovo
+    monkeypatch.setattr(_jit, "svm_ovo", lambda *a: calls.append(a[0].shape) or real(*a))
+    model = _svc_model(np.random.default_rng(3), 3)
+    sess = onyx.InferenceSession(model)
+    sess.run(None, {"X": np.ones((2, 4), np.float32)})
+    sess.run(None, {"X": np.ones((40, 4), np.float32)})
+    assert calls == [(2, 4)]
+
+
 def test_svc_couplings_agree():
     from onyx.ops.ml._svm import couple_probabilities, couple_rows
 

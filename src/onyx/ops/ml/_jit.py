@@ -144,3 +144,62 @@ def ovo_probabilities(dec, pi, pj, pa, pb, k):  # pragma: no cover - compiled
                 best = c
         winner[row] = best
     return winner, couple_probabilities(r, k)
+
+
+#: kernel codes of :func:`svm_ovo` (SVMClassifier's kernel_type)
+SVM_KERNELS = {"LINEAR": 0, "POLY": 1, "SIGMOID": 2, "RBF": 3}
+
+
+@njit(cache=True, nogil=True)
+def svm_ovo(x, sv, sv2, kernel, gamma, coef0, degree, pair_coef, rho, pi, pj, pa, pb, k):  # pragma: no cover
+    """A few rows through a one-vs-one kernel SVM in one call: the kernel row against the support
+    vectors ``sv`` (S, F) (code ``kernel`` of SVM_KERNELS; ``sv2`` their squared norms, for RBF as
+    _svm.kernel_function computes it: |x|^2 + |sv|^2 - 2 x.sv, clipped at 0), the pair decisions
+    ``kernel_row @ pair_coef + rho``, then :func:`ovo_probabilities` (with Platt ``pa``/``pb``) or,
+    without them, the voted class and the decisions themselves."""
+    n, f = x.shape
+    s_count, npairs = pair_coef.shape
+    dec = np.empty((n, npairs))
+    for row in range(n):
+        xr = x[row]
+        x2 = 0.0
+        for j in range(f):
+            x2 += xr[j] * xr[j]
+        for p in range(npairs):
+            dec[row, p] = 0.0
+        for s in range(s_count):
+            svs = sv[s]
+            dot = 0.0
+            for j in range(f):
+                dot += xr[j] * svs[j]
+            if kernel == 0:
+                kv = dot
+            elif kernel == 1:
+                kv = (gamma * dot + coef0) ** degree
+            elif kernel == 2:
+                kv = np.tanh(gamma * dot + coef0)
+            else:
+                d = -2.0 * dot + x2 + sv2[s]
+                kv = np.exp(-gamma * (d if d > 0.0 else 0.0))
+            pc = pair_coef[s]
+            for p in range(npairs):
+                dec[row, p] += kv * pc[p]
+        for p in range(npairs):
+            dec[row, p] += rho[p]
+    if pa.shape[0] > 0:
+        return ovo_probabilities(dec, pi, pj, pa, pb, k)
+    winner = np.zeros(n, dtype=np.int64)
+    votes = np.zeros(k, dtype=np.int64)
+    for row in range(n):
+        votes[:] = 0
+        for p in range(npairs):
+            if dec[row, p] > 0:
+                votes[pi[p]] += 1
+            else:
+                votes[pj[p]] += 1
+        best = 0
+        for c in range(1, k):
+            if votes[c] > votes[best]:
+                best = c
+        winner[row] = best
+    return winner, dec

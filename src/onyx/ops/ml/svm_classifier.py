@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops import _perf
 from onyx.ops.ml._common import (
     FLOAT,
     POST_TRANSFORMS,
@@ -120,7 +121,15 @@ def _prepare(
     pb = np.asarray(prob_b or [], dtype=np.float64)
     if pa.size and (pa.size != P or pb.size != P):
         raise InvalidArgument(f"SVMClassifier: prob_a/prob_b need {P} values")
-    jit = jit_module() if pa.size else None
+    # the compiled loops: the coupling of probabilities (worth loading numba for) and, for a few rows,
+    # the whole model in one call (numpy's per-call costs dominate there)
+    jit = jit_module() if pa.size else _perf.jit_module("onyx.ops.ml._jit", if_loaded=True)
+    if jit is not None and S:
+        gamma, coef0, degree = (float(v) for v in kernel_params_of(kernel_type, kernel_params))
+        svs = np.ascontiguousarray(sv.reshape(S, F))
+        sv2 = (svs * svs).sum(axis=1)
+        code = jit.SVM_KERNELS[kernel_type]
+        fused = (svs, sv2, code, gamma, coef0, degree, pair_coef, rho_, pi, pj, pa, pb, K)
 
     def kernel_svm(X):
         x = as_2d(as_float(X)).astype(np.float64)
@@ -129,9 +138,14 @@ def _prepare(
             raise InvalidArgument(
                 f"SVMClassifier: {sv.size} support vector values for {S} vectors x {f} features"
             )
+        if jit is not None and S and 0 < N <= _JIT_ROWS:
+            idx, z = jit.svm_ovo(x, *fused)
+            if not pa.size and K == 2:
+                z = np.stack([-z[:, 0], z[:, 0]], axis=1)
+            return labels[idx], apply_post(z, post).astype(np.float32)
         dec = mm(kern(x), pair_coef)
         dec += rho_
-        if jit is not None and N:
+        if pa.size and jit is not None and N:
             idx, probs = jit.ovo_probabilities(dec, pi, pj, pa, pb, K)
             return labels[idx], apply_post(probs, post).astype(np.float32)
         win = dec > 0
@@ -157,6 +171,8 @@ def _prepare(
 
 
 _FEW_ROWS = 12  # up to this many rows the probability coupling runs in Python floats
+#: up to this many rows a kernel SVM runs as one compiled call (more: the kernel matrix on BLAS)
+_JIT_ROWS = 16
 
 
 @op("SVMClassifier", domain="ai.onnx.ml", since=1)
