@@ -99,16 +99,16 @@ def test_strided_narrow_blocks_take_the_column_matrix(monkeypatch):
 
 
 def _columns_with_depths(model, feeds, monkeypatch):
-    """The column-matrix path's output and the inner dimension of every np.matmul it ran."""
+    """The column-matrix path's output and the inner dimension of every GEMM (blas.matmul) it ran."""
     depths = []
-    real = conv_mod.np.matmul
+    real = conv_mod.blas.matmul
     monkeypatch.setattr(
-        conv_mod.np, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
+        conv_mod.blas, "matmul", lambda a, b, **k: (depths.append(a.shape[-1]), real(a, b, **k))[1]
     )
     try:
         return _onyx(model, feeds, 1 << 30, monkeypatch), depths
     finally:
-        monkeypatch.setattr(conv_mod.np, "matmul", real)
+        monkeypatch.setattr(conv_mod.blas, "matmul", real)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])

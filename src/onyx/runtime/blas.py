@@ -15,6 +15,7 @@ from functools import cache
 
 import numpy as np
 
+from onyx.runtime import mkl
 from onyx.runtime.threads import _openblas_libs
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -52,6 +53,13 @@ _SMALL_MATRIX_MNK = 100**3
 _BATCH_MAX_MNK = 1 << 24
 
 
+#: with MKL (no small-matrix bug): products of more multiply-adds than this go in one batch call (fewer:
+#: numpy's loop, whose per-call cost is lower than ctypes' argument conversion) ...
+_MKL_BATCH_MIN_MNK = 1 << 12
+#: ... and of at most this many
+_MKL_BATCH_MAX_MNK = 1 << 62
+
+
 def _int_type(lib, dtype: np.dtype):
     """The BLAS integer of ``lib``: 64-bit when its gemm symbol is the ILP64 one, else None if it has
     no gemm for ``dtype``."""
@@ -61,9 +69,15 @@ def _int_type(lib, dtype: np.dtype):
     return None
 
 
+_CHAR = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
+
+
 @cache
 def _gemm(dtype: np.dtype):
-    """The cblas ?gemm of ``dtype`` from numpy's OpenBLAS, its argument types set; None if absent."""
+    """The cblas ?gemm of ``dtype``: MKL's where it is onyx's BLAS (onyx.runtime.mkl), else numpy's
+    OpenBLAS's, its argument types set; None if absent."""
+    if dtype in _CHAR and (fn := mkl.gemm_function(_CHAR[dtype])) is not None:
+        return fn
     libs = _openblas_libs()
     if not libs:
         return None
@@ -122,8 +136,10 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float = 0.0) -> None
 
 @cache
 def _gemm_batch(dtype: np.dtype):
-    """The cblas ?gemm_batch_strided of ``dtype`` from numpy's OpenBLAS, its argument types set; None
-    if absent."""
+    """The cblas ?gemm_batch_strided of ``dtype``: MKL's where it is onyx's BLAS, else numpy's
+    OpenBLAS's, its argument types set; None if absent."""
+    if dtype in _CHAR and (fn := mkl.gemm_batch_function(_CHAR[dtype])) is not None:
+        return fn
     libs = _openblas_libs()
     if not libs or platform.machine().lower() not in ("x86_64", "amd64"):
         return None  # other architectures' small-matrix kernels have other bounds (see above)
@@ -201,7 +217,12 @@ def matmul_stack(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         return None
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if b.shape[-2] != k or not _SMALL_MATRIX_MNK < m * n * k <= _BATCH_MAX_MNK:
+    if b.shape[-2] != k:
+        return None
+    low, high = (
+        (_MKL_BATCH_MIN_MNK, _MKL_BATCH_MAX_MNK) if mkl.active() else (_SMALL_MATRIX_MNK, _BATCH_MAX_MNK)
+    )
+    if not low < m * n * k <= high:
         return None
     fn = _gemm_batch(dtype)
     if fn is None:
@@ -312,3 +333,59 @@ def gemm_taps(a: np.ndarray, bases: list, starts: list, c: np.ndarray) -> None:
             pc,
             n,
         )
+
+
+#: fewer multiply-adds than this: numpy's call (its per-call cost is below ctypes' conversions)
+_MATMUL_MIN_MACS = 1 << 15
+
+
+def matmul(a, b, out=None):
+    """``np.matmul(a, b, out=out)``, on MKL where it is onyx's BLAS (see onyx.runtime.mkl) and the
+    operands allow: float32/float64 of one type, ``b`` a matrix (or a stack of one) whose rows or
+    columns are unit-stride, ``a`` a matrix of that kind or a C-contiguous stack of rows, ``out`` (if
+    given) C-contiguous or a row-major matrix. Anything else, and every product when numpy's OpenBLAS
+    is onyx's BLAS, is ``np.matmul``'s."""
+    if (
+        type(a) is not np.ndarray
+        or type(b) is not np.ndarray
+        or b.ndim < 2
+        or a.ndim < 2
+        or a.dtype != b.dtype
+        or a.dtype not in _CHAR
+        or not mkl.active()
+    ):
+        return np.matmul(a, b, out=out)
+    k, n = b.shape[-2:]
+    if a.shape[-1] != k or (b.ndim > 2 and (b.size != k * n or a.size != a.shape[-2] * k)):
+        return np.matmul(a, b, out=out)  # a mismatch (numpy reports it) or a stack of several matrices
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], n)
+    m = math.prod(shape[:-1])
+    if m * n * k < _MATMUL_MIN_MACS or (a.ndim > 2 and not a.flags.c_contiguous):
+        return np.matmul(a, b, out=out)
+    a2, b2 = a.reshape(m, k), b.reshape(k, n)  # views: a is 2-D or C-contiguous, b one matrix
+    la, lb = _layout(a2), _layout(b2)
+    if la is None or lb is None:
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty(shape, dtype=a.dtype)
+        c, ldc = out.reshape(m, n), n
+    else:
+        if out.shape != shape or out.dtype != a.dtype or not out.flags.writeable:
+            return np.matmul(a, b, out=out)
+        if out.flags.c_contiguous:
+            c, ldc = out.reshape(m, n), n
+        elif out.ndim == 2 and (lc := _layout(out)) is not None and lc[0] == _NO_TRANS:
+            c, ldc = out, lc[1]
+        else:
+            return np.matmul(a, b, out=out)
+        if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+            return np.matmul(a, b, out=out)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out.fill(0)
+        return out
+    (ta, lda), (tb, ldb) = la, lb
+    pa, pb, pc = a2.ctypes.data, b2.ctypes.data, c.ctypes.data
+    _gemm(a.dtype)(_ROW_MAJOR, ta, tb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, pc, ldc)
+    return out

@@ -89,7 +89,7 @@ def _getters() -> tuple:
     return tuple(_functions(_GET))
 
 
-def set_blas_threads(n: int) -> bool:
+def set_openblas_threads(n: int) -> bool:
     """Set the thread count of every loaded OpenBLAS (numpy's and scipy's); False if none offers it."""
     setters = _setters()
     for fn in setters:
@@ -97,10 +97,47 @@ def set_blas_threads(n: int) -> bool:
     return bool(setters)
 
 
-def get_blas_threads() -> int | None:
+def openblas_threads() -> int | None:
     """numpy's OpenBLAS thread count, or None where it cannot be read."""
     getters = _getters()
     return int(getters[0]()) if getters else None
+
+
+def set_blas_threads(n: int) -> bool:
+    """Set the thread count of the BLAS onyx's GEMMs run on: MKL's where it is onyx's BLAS (see
+    onyx.runtime.mkl; numpy's OpenBLAS then stays on one thread), else every loaded OpenBLAS's.
+    False if no BLAS offers it."""
+    mkl = _mkl()
+    if mkl.active():
+        mkl.set_threads(n)
+        return True
+    return set_openblas_threads(n)
+
+
+def get_blas_threads() -> int | None:
+    """The thread count of the BLAS onyx's GEMMs run on, or None where it cannot be read."""
+    mkl = _mkl()
+    return mkl.get_threads() if mkl.active() else openblas_threads()
+
+
+def _mkl():
+    """onyx.runtime.mkl, imported on first use (it imports onyx.ops, which imports this module)."""
+    global _mkl_module
+    if _mkl_module is None:
+        from onyx.runtime import mkl
+
+        _mkl_module = mkl
+    return _mkl_module
+
+
+_mkl_module = None
+
+
+def _gemm(a, b, out=None):
+    """onyx.runtime.blas.matmul (imported on first use: blas imports this module)."""
+    from onyx.runtime.blas import matmul
+
+    return matmul(a, b, out=out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,24 +289,24 @@ def matmul(a, b, out=None, threads: int | None = None):
         or a.dtype.kind != "f"
         or a.shape[-1] != b.shape[-2]
     ):
-        return np.matmul(a, b, out=out)
+        return _gemm(a, b, out=out)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, k = a.shape[-2:]
     n = b.shape[-1]
     if math.prod(batch) * m * n * k < GEMM_SPLIT_MACS or not blas_single_threaded():
-        return np.matmul(a, b, out=out)
+        return _gemm(a, b, out=out)
     shape = batch + (m, n)
     if out is None:
         out = np.empty(shape, dtype=np.result_type(a, b))
     elif out.shape != shape:
-        return np.matmul(a, b, out=out)
+        return _gemm(a, b, out=out)
     if b.ndim == 2 and out.flags.c_contiguous:
         a2 = a.reshape(-1, k)
         _matmul_2d(a2, b, out.reshape(-1, n), threads)
         return out
     axis = next((i for i, d in enumerate(batch) if d > 1), None)
     if axis is None:
-        return np.matmul(a, b, out=out)
+        return _gemm(a, b, out=out)
     parts = split_ranges(batch[axis], 2 * threads)
 
     def cut(x, lo, hi):
@@ -280,7 +317,7 @@ def matmul(a, b, out=None, threads: int | None = None):
 
     def task(i: int) -> None:
         lo, hi = parts[i]
-        np.matmul(cut(a, lo, hi), cut(b, lo, hi), out=out[(slice(None),) * axis + (slice(lo, hi),)])
+        _gemm(cut(a, lo, hi), cut(b, lo, hi), out=out[(slice(None),) * axis + (slice(lo, hi),)])
 
     parallel_for(task, len(parts), threads)
     return out
@@ -288,7 +325,6 @@ def matmul(a, b, out=None, threads: int | None = None):
 
 def _matmul_2d(a, b, out, threads: int) -> None:
     """``out[...] = a @ b`` for 2-D operands, split along out's longer axis."""
-    import numpy as np
 
     m = a.shape[0]
     n = b.shape[1]
@@ -298,13 +334,13 @@ def _matmul_2d(a, b, out, threads: int) -> None:
 
         def task(i: int) -> None:
             lo, hi = parts[i]
-            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            _gemm(a, b[:, lo:hi], out=out[:, lo:hi])
 
     else:
         parts = split_ranges(m, pieces, 16)
 
         def task(i: int) -> None:
             lo, hi = parts[i]
-            np.matmul(a[lo:hi], b, out=out[lo:hi])
+            _gemm(a[lo:hi], b, out=out[lo:hi])
 
     parallel_for(task, len(parts), threads)

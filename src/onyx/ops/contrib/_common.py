@@ -172,7 +172,7 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
 def _stacked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b`` over the heads: one batch GEMM where BLAS has it (blas.matmul_stack), else numpy."""
     y = blas.matmul_stack(a, b)
-    return np.matmul(a, b) if y is None else y
+    return blas.matmul(a, b) if y is None else y
 
 
 def _merge_heads(out: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.contrib._common import back, to_compute
 from onyx.ops.registry import op, shape_rule
+from onyx.runtime import blas
 
 
 def _prep(x, trans_batch, trans, name):
@@ -27,7 +28,7 @@ def fused_mat_mul(A, B, *, alpha=1.0, transA=0, transB=0, transBatchA=0, transBa
     a = _prep(to_compute(A), transBatchA, transA, "A")
     b = _prep(to_compute(B), transBatchB, transB, "B")
     try:
-        y = np.matmul(a, b)
+        y = blas.matmul(a, b)
     except ValueError:
         raise InvalidArgument(
             f"FusedMatMul: shapes {A.shape} and {B.shape} cannot be multiplied "

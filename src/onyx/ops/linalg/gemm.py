@@ -51,7 +51,7 @@ def product(a, b, macs: int, threads: int | None = None):
         return y  # a stack of products (attention heads): one batch GEMM over BLAS's threads
     if a.ndim == 2 and b.ndim == 2 and 2 <= a.shape[0] <= _FEW_ROWS and b.shape[1] >= 256:
         # a few rows against a wide matrix: the wide matrix as BLAS's A operand, on BLAS's threads
-        return np.ascontiguousarray((b.T @ a.T).T)
+        return np.ascontiguousarray(blas.matmul(b.T, a.T).T)
     rows = _flipped(a, b)
     if rows:
         yt = product_t(a, b, macs)
@@ -61,7 +61,7 @@ def product(a, b, macs: int, threads: int | None = None):
     if macs >= SMALL_GEMM_MACS or (b.nbytes >= WIDE_GEMV_BYTES and a.size == a.shape[-1]):
         return matmul(a, b, threads=threads)
     with _one_blas_thread():
-        return np.matmul(a, b)
+        return blas.matmul(a, b)
 
 
 def product_t(a, b, macs: int):
@@ -70,9 +70,9 @@ def product_t(a, b, macs: int):
     k = b.shape[0]
     at = a.reshape(-1, k).T
     if macs >= SMALL_GEMM_MACS or (b.nbytes >= WIDE_GEMV_BYTES and at.shape[1] <= _FEW_ROWS):
-        return np.matmul(b.T, at)  # big, or GEMV-like over a big matrix: BLAS's threads (see above)
+        return blas.matmul(b.T, at)  # big, or GEMV-like over a big matrix: BLAS's threads (see above)
     with _one_blas_thread():
-        return np.matmul(b.T, at)
+        return blas.matmul(b.T, at)
 
 
 def flips(a, b) -> bool:

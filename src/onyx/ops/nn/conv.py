@@ -195,7 +195,7 @@ def conv_forward(
 
         def mtask(i: int) -> None:
             m0, m1 = mparts[i]
-            np.matmul(wm[:, m0:m1], cols, out=y4[:, :, m0:m1])
+            blas.matmul(wm[:, m0:m1], cols, out=y4[:, :, m0:m1])
             if bias is not None:
                 y4[:, :, m0:m1] += bias[:, m0:m1, 0]
             if zb is not None:
@@ -214,7 +214,7 @@ def conv_forward(
         r0, r1 = parts[i]
         dst = y[:, :, :, r0:r1].reshape(n, group, mg, (r1 - r0) * inner)  # whole rows: a view of y
         assert np.may_share_memory(dst, y)  # (np.reshape's copy=False says so from numpy 2.1 only)
-        np.matmul(wm, cols_of(r0, r1), out=dst)
+        blas.matmul(wm, cols_of(r0, r1), out=dst)
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
             if r1 - r0 == rows:  # whole planes: one long run each (3-4x faster on 7x7..28x28 maps)
@@ -298,7 +298,7 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
         def replay(x, z):
             xcl = x.transpose(0, 2, 3, 1)
             a = xcl.reshape(n, hw, c) if xcl.flags.c_contiguous else x.reshape(n, c, hw).transpose(0, 2, 1)
-            ycl = np.matmul(a, wt).reshape(shape)
+            ycl = blas.matmul(a, wt).reshape(shape)
             jit.epilogue_cl(ycl.reshape(-1, m), bias, no_rows, code, alpha, beta)
             return _cl_finish(ycl, z, finish)
 
@@ -440,7 +440,7 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
             for t, (phase, off) in enumerate(taps):
                 start = off + r0 * row
                 taps_cols[:, t] = planes[phase][:, :, start : start + span]
-            full = np.matmul(wt, cols)
+            full = blas.matmul(wt, cols)
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
             src = full.reshape(n * m, r1 - r0, row)

@@ -1,0 +1,113 @@
+"""Intel oneMKL as onyx's GEMM library, where the ``perf`` extra installed it (the ``mkl`` wheel, x86-64).
+
+numpy's OpenBLAS packs both operands on every call and reaches 190-210 GFLOP/s on a transformer's
+128 x 768 @ 768 x 3072 products on two AVX-512 cores, where MKL's ``cblas_sgemm`` reaches 260-285
+(bench/README.md, stop 15). When MKL is found, the GEMMs of onyx's kernels go to it (see
+:func:`onyx.runtime.blas.matmul`), BLAS's thread count (``intra_op_num_threads``) becomes MKL's, and
+numpy's OpenBLAS is left one thread: its workers would otherwise spin on the cores MKL's threads use.
+
+Loaded once, on first use. ``ONYX_BLAS=openblas`` (or ``ONYX_NO_PERF=1``) set before that keeps numpy's
+BLAS for everything.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+from functools import cache
+
+from onyx.ops._perf import perf_disabled
+
+#: environment switch: "openblas" keeps numpy's BLAS even where MKL is installed
+SWITCH = "ONYX_BLAS"
+
+
+def _candidates() -> list[str]:
+    """Paths of the MKL runtime library (``libmkl_rt``) installed with the ``mkl`` distribution."""
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        files = distribution("mkl").files or []
+    except (ImportError, PackageNotFoundError):
+        return []
+    out = []
+    for f in files:
+        name = f.name.lower()
+        if name.startswith("libmkl_rt.so") or (name.startswith("mkl_rt") and name.endswith(".dll")):
+            path = str(f.locate())
+            if os.path.exists(path):
+                out.append(os.path.realpath(path))
+    return sorted(set(out))
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    """Argument types of the functions used (LP64 interface: 32-bit integers)."""
+    i, p = ctypes.c_int, ctypes.c_void_p
+    for name, scalar in (("cblas_sgemm", ctypes.c_float), ("cblas_dgemm", ctypes.c_double)):
+        fn = getattr(lib, name)
+        fn.argtypes = [i] * 6 + [scalar, p, i, p, i, scalar, p, i]
+        fn.restype = None
+        batch = getattr(lib, name + "_batch_strided")
+        batch.argtypes = [i] * 6 + [scalar, p, i, i, p, i, i, scalar, p, i, i, i]
+        batch.restype = None
+    lib.MKL_Set_Num_Threads.argtypes = [i]
+    lib.MKL_Set_Num_Threads.restype = None
+    lib.MKL_Get_Max_Threads.argtypes = []
+    lib.MKL_Get_Max_Threads.restype = i
+
+
+@cache
+def library() -> ctypes.CDLL | None:
+    """The loaded MKL runtime, or None: not installed, not x86-64, or switched off (see SWITCH)."""
+    if os.environ.get(SWITCH, "").strip().lower() == "openblas" or perf_disabled():
+        return None
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+            _declare(lib)
+        except (OSError, AttributeError):
+            continue
+        _take_over_threads(lib)
+        return lib
+    return None
+
+
+def _take_over_threads(lib: ctypes.CDLL) -> None:
+    """MKL gets the thread count numpy's OpenBLAS had; OpenBLAS keeps one (see the module docstring)."""
+    from onyx.runtime import threads
+
+    before = threads.openblas_threads()
+    if before:
+        lib.MKL_Set_Num_Threads(int(before))
+        threads.set_openblas_threads(1)
+
+
+def active() -> bool:
+    """Whether onyx's GEMMs run on MKL."""
+    return library() is not None
+
+
+def set_threads(n: int) -> None:
+    lib = library()
+    if lib is not None:
+        lib.MKL_Set_Num_Threads(int(max(1, n)))
+
+
+def get_threads() -> int | None:
+    lib = library()
+    return None if lib is None else int(lib.MKL_Get_Max_Threads())
+
+
+def gemm_function(dtype_char: str):
+    """MKL's ``cblas_?gemm`` ("s" or "d"), or None when MKL is not onyx's BLAS."""
+    lib = library()
+    return None if lib is None else getattr(lib, f"cblas_{dtype_char}gemm")
+
+
+def gemm_batch_function(dtype_char: str):
+    """MKL's ``cblas_?gemm_batch_strided``, or None when MKL is not onyx's BLAS."""
+    lib = library()
+    return None if lib is None else getattr(lib, f"cblas_{dtype_char}gemm_batch_strided")

@@ -1,0 +1,125 @@
+"""MKL as onyx's GEMM library (onyx.runtime.mkl) where the perf extra installed it, numpy's BLAS else."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from onyx.runtime import blas, mkl, threads
+
+LAYOUTS = ["c", "f", "rows-window", "stack"]
+
+
+def _operand(x: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "f":
+        return np.asfortranarray(x)
+    if layout == "rows-window":  # a window of a wider array: rows of a larger stride
+        wide = np.zeros((x.shape[0], x.shape[1] + 7), x.dtype)
+        wide[:, 3 : 3 + x.shape[1]] = x
+        return wide[:, 3 : 3 + x.shape[1]]
+    if layout == "stack":
+        return x[None]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("la", LAYOUTS)
+@pytest.mark.parametrize("lb", LAYOUTS)
+def test_matmul_matches_numpy(dtype, la, lb):
+    rng = np.random.default_rng(0)
+    for m, k, n in [(96, 80, 70), (1, 512, 300), (3, 4, 5), (50, 0, 40)]:
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        A, B = _operand(a, la), _operand(b, lb)
+        want = np.matmul(A, B)
+        got = blas.matmul(A, B)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        out = np.full(want.shape, np.nan, dtype)
+        assert blas.matmul(A, B, out=out) is out
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_into_windows_and_stacks():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 96)).astype(np.float32)
+    b = rng.standard_normal((96, 80)).astype(np.float32)
+    wide = np.zeros((64, 100), np.float32)
+    blas.matmul(a, b, out=wide[:, 10:90])  # a row-major window of a wider array
+    np.testing.assert_allclose(wide[:, 10:90], a @ b, rtol=1e-5, atol=1e-4)
+    assert not wide[:, :10].any() and not wide[:, 90:].any()
+    a3 = rng.standard_normal((3, 64, 96)).astype(np.float32)  # a C-contiguous stack of rows
+    np.testing.assert_allclose(blas.matmul(a3, b), a3 @ b, rtol=1e-5, atol=1e-4)
+    # strided (non-contiguous) stacks, several matrices on the right, integers: numpy's own result
+    np.testing.assert_allclose(blas.matmul(a3[:, ::2], b), a3[:, ::2] @ b, rtol=1e-5, atol=1e-4)
+    b3 = rng.standard_normal((3, 96, 8)).astype(np.float32)
+    np.testing.assert_allclose(blas.matmul(a3, b3), a3 @ b3, rtol=1e-5, atol=1e-4)
+    ai = np.arange(12).reshape(3, 4)
+    np.testing.assert_array_equal(blas.matmul(ai, ai.T), ai @ ai.T)
+
+
+def test_matmul_bad_shapes_raise_as_numpy_does():
+    with pytest.raises(ValueError):
+        blas.matmul(np.ones((300, 40), np.float32), np.ones((50, 300), np.float32))
+    with pytest.raises(ValueError):
+        blas.matmul(np.ones((300, 40), np.float32), np.ones((40, 300), np.float32), out=np.empty((300, 2)))
+
+
+def test_big_products_skip_numpy_on_mkl(monkeypatch):
+    if not mkl.active():
+        pytest.skip("MKL is not onyx's BLAS here")
+    a = np.ones((128, 256), np.float32)
+    b = np.ones((256, 64), np.float32)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("np.matmul ran")
+
+    monkeypatch.setattr(blas.np, "matmul", refuse)
+    np.testing.assert_array_equal(blas.matmul(a, b), np.full((128, 64), 256, np.float32))
+
+
+def test_thread_count_is_mkls_and_openblas_keeps_one():
+    if not mkl.active():
+        assert threads.get_blas_threads() == threads.openblas_threads()
+        return
+    before = threads.get_blas_threads()
+    try:
+        assert threads.set_blas_threads(1)
+        assert threads.get_blas_threads() == 1 == mkl.get_threads()
+        threads.set_blas_threads(2)
+        assert mkl.get_threads() == 2
+        assert threads.openblas_threads() in (1, None)
+        assert not threads.blas_single_threaded()
+    finally:
+        threads.set_blas_threads(before)
+
+
+def _python(code: str, **env) -> str:
+    full = dict(os.environ, **env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full
+    ).stdout.strip()
+
+
+def test_switches_keep_numpys_blas():
+    code = (
+        "import numpy as np; from onyx.runtime import blas, mkl, threads;"
+        "a = np.ones((200, 300), np.float32);"
+        "assert (blas.matmul(a, a.T) == 300).all();"
+        "print(mkl.active(), threads.get_blas_threads() == threads.openblas_threads())"
+    )
+    assert _python(code, ONYX_BLAS="openblas") == "False True"
+    assert _python(code, ONYX_NO_PERF="1") == "False True"
+
+
+def test_without_mkl_installed_numpy_runs_everything():
+    code = (
+        "import numpy as np; from onyx.runtime import blas, mkl;"
+        "mkl._candidates = lambda: [];"
+        "a = np.ones((200, 300), np.float32);"
+        "assert (blas.matmul(a, a.T) == 300).all();"
+        "print(mkl.active(), mkl.get_threads(), mkl.gemm_function('s'))"
+    )
+    assert _python(code) == "False None None"
