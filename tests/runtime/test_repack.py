@@ -16,9 +16,17 @@ from onyx.ir.builder import GraphBuilder
 from onyx.model_io import load, save
 from onyx.ops.contrib.attention import attention
 from onyx.ops.linalg import gemm as gemm_mod
+from onyx.runtime import blas
 from onyx.runtime.repack import DISABLE_KEY, transposed_copy
 
 R = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True)
+def _openblas_policy(monkeypatch):
+    """These tests are about the transposed layout, which only numpy's OpenBLAS takes (on MKL the
+    weights keep the file's layout: test_weights_keep_their_layout_on_mkl)."""
+    monkeypatch.setattr(blas, "transposed_weights_pay", lambda: True)
 
 
 def rn(*shape):
@@ -250,3 +258,18 @@ def test_attention_bias_of_the_wrong_size(layout):
         attention(x, w, rn(700), num_heads=4)
     with pytest.raises(InvalidArgument, match="bias"):
         attention(x, w, rn(768, 1), num_heads=4)
+
+
+def test_weights_keep_their_layout_on_mkl(monkeypatch):
+    monkeypatch.setattr(blas, "transposed_weights_pay", lambda: False)
+    ws = _weights()
+    s = onyx.InferenceSession(_mlp(ws))
+    for name in ("w1", "w2"):
+        t = _template(s, name)
+        assert t.flags.c_contiguous and not t.flags.f_contiguous
+    feeds = {"x": rn(16, 512), "other": rn(300, 256)}
+    want = onyx.InferenceSession(_mlp(ws), _unpacked()).run(None, feeds)
+    np.testing.assert_allclose(s.run(None, feeds)[0], want[0], rtol=1e-4, atol=1e-4)
+    a, wf = rn(64, 1024), np.asfortranarray(rn(1024, 300))
+    assert not gemm_mod.flips(a, wf)
+    np.testing.assert_allclose(gemm_mod.product(a, wf, 64 * 1024 * 300), a @ wf, rtol=1e-4, atol=1e-3)

@@ -96,6 +96,12 @@ def _gemm(dtype: np.dtype):
     return None
 
 
+def transposed_weights_pay() -> bool:
+    """Whether GEMM weights are worth storing transposed and products flipping to ``(w^T @ x^T)^T``
+    (onyx.runtime.repack, onyx.ops.linalg.gemm.product): on numpy's OpenBLAS, not on MKL."""
+    return not mkl.active()
+
+
 def available(dtype) -> bool:
     """Whether :func:`gemm` can run for arrays of ``dtype``."""
     return _gemm(np.dtype(dtype)) is not None

