@@ -26,10 +26,12 @@ SWITCH = "ONYX_BLAS"
 def _candidates() -> list[str]:
     """Paths of the MKL runtime library (``libmkl_rt``) installed with the ``mkl`` distribution."""
     try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
-        files = distribution("mkl").files or []
-    except (ImportError, PackageNotFoundError):
+        from importlib import metadata
+    except ImportError:
+        return []
+    try:
+        files = metadata.distribution("mkl").files or []
+    except metadata.PackageNotFoundError:
         return []
     out = []
     for f in files:
