@@ -92,7 +92,27 @@ def max_pool(x, kernel, strides, dilations, pb, pe, out):
         y = np.empty((n, c) + tuple(out), dtype=x.dtype)
         jit.max_pool2d(np.ascontiguousarray(x), y, *kernel, *strides, *dilations, pb[0], pb[1])
         return y
-    return separable_reduce(x, kernel, strides, dilations, pb, out, np.maximum, _lowest(x.dtype))
+    return blocked_reduce(x, kernel, strides, dilations, pb, out, np.maximum, _lowest(x.dtype))
+
+
+#: separable passes over blocks of channels of about this many input bytes: each block's intermediate
+#: arrays stay in L2 between the passes (ResNet-18's 64 x 112 x 112 max pool in the model: 1005 -> 876 us)
+_BLOCK_BYTES = 1 << 20
+
+
+def blocked_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
+    """:func:`separable_reduce` one block of channels at a time (see _BLOCK_BYTES)."""
+    n, c = x.shape[:2]
+    per_channel = x.nbytes // max(n * c, 1)
+    step = max(1, _BLOCK_BYTES // max(n * per_channel, 1))
+    if step >= c:
+        return separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value)
+    y = np.empty((n, c) + tuple(out), dtype=x.dtype)
+    for c0 in range(0, c, step):
+        y[:, c0 : c0 + step] = separable_reduce(
+            x[:, c0 : c0 + step], kernel, strides, dilations, pb, out, ufunc, pad_value
+        )
+    return y
 
 
 @lru_cache(maxsize=256)
