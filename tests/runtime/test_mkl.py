@@ -123,3 +123,32 @@ def test_without_mkl_installed_numpy_runs_everything():
         "print(mkl.active(), mkl.get_threads(), mkl.gemm_function('s'))"
     )
     assert _python(code) == "False None None"
+
+
+def test_stacks_go_one_product_a_call(monkeypatch):
+    """A batched convolution's column GEMM (one weight, a stack of images): one BLAS call per image on
+    MKL, the same values as numpy's loop, into a strided output window too."""
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((1, 64, 96)).astype(np.float32)
+    cols = rng.standard_normal((3, 1, 96, 200)).astype(np.float32)
+    want = np.matmul(w, cols)
+    y = np.zeros((3, 1, 64, 10, 40), np.float32)
+    dst = y[:, :, :, 2:7].reshape(3, 1, 64, 200)  # whole rows of y: a view
+    assert np.may_share_memory(dst, y)
+    if mkl.active():
+        real = blas.np.matmul
+
+        def refuse(a, b, **kwargs):
+            if a.ndim > 2 or b.ndim > 2:
+                raise AssertionError("numpy's loop ran the stack")
+            return real(a, b, **kwargs)
+
+        monkeypatch.setattr(blas.np, "matmul", refuse)
+    np.testing.assert_allclose(blas.matmul(w, cols), want, rtol=1e-5, atol=1e-4)
+    assert blas.matmul(w, cols, out=dst) is dst
+    np.testing.assert_allclose(y[:, :, :, 2:7].reshape(3, 1, 64, 200), want, rtol=1e-5, atol=1e-4)
+    assert not y[:, :, :, :2].any() and not y[:, :, :, 7:].any()
+    monkeypatch.undo()
+    # broadcasting that does not agree: numpy's error
+    with pytest.raises(ValueError):
+        blas.matmul(np.ones((2, 64, 96), np.float32), np.ones((3, 96, 200), np.float32))

@@ -349,8 +349,13 @@ def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, on MKL where it is onyx's BLAS (see onyx.runtime.mkl) and the
     operands allow: float32/float64 of one type, ``b`` a matrix (or a stack of one) whose rows or
     columns are unit-stride, ``a`` a matrix of that kind or a C-contiguous stack of rows, ``out`` (if
-    given) C-contiguous or a row-major matrix. Anything else, and every product when numpy's OpenBLAS
-    is onyx's BLAS, is ``np.matmul``'s."""
+    given) C-contiguous or a row-major matrix; stacks of several big products one call each. Anything
+    else, and every product when numpy's OpenBLAS is onyx's BLAS, is ``np.matmul``'s."""
+    return _matmul(a, b, out)
+
+
+def _matmul(a, b, out):
+    """:func:`matmul` (called per product by _matmul_each without passing through the public name)."""
     if (
         type(a) is not np.ndarray
         or type(b) is not np.ndarray
@@ -362,8 +367,10 @@ def matmul(a, b, out=None):
     ):
         return np.matmul(a, b, out=out)
     k, n = b.shape[-2:]
-    if a.shape[-1] != k or (b.ndim > 2 and (b.size != k * n or a.size != a.shape[-2] * k)):
-        return np.matmul(a, b, out=out)  # a mismatch (numpy reports it) or a stack of several matrices
+    if a.shape[-1] != k:
+        return np.matmul(a, b, out=out)  # numpy reports the mismatch
+    if b.ndim > 2 and (b.size != k * n or a.size != a.shape[-2] * k):
+        return _matmul_each(a, b, out)  # stacks of several matrices
     shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], n)
     m = math.prod(shape[:-1])
     if m * n * k < _MATMUL_MIN_MACS or (a.ndim > 2 and not a.flags.c_contiguous):
@@ -395,3 +402,32 @@ def matmul(a, b, out=None):
     pa, pb, pc = a2.ctypes.data, b2.ctypes.data, c.ctypes.data
     _gemm(a.dtype)(_ROW_MAJOR, ta, tb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, pc, ldc)
     return out
+
+
+#: stacks of at most this many products go to MKL one product a call (see _matmul_each)
+_EACH_MAX = 64
+
+
+def _matmul_each(a, b, out):
+    """``np.matmul`` of stacks, one :func:`matmul` per product when each is big enough for BLAS's threads
+    (the images of a batched convolution's column GEMM: numpy's loop would run them on numpy's
+    OpenBLAS, left one thread while MKL is onyx's BLAS); numpy's loop otherwise."""
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return np.matmul(a, b, out=out)  # numpy reports it
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = math.prod(batch)
+    shape = batch + (m, n)
+    if count > _EACH_MAX or m * n * k < GEMM_EACH_MIN_MACS or (out is not None and out.shape != shape):
+        return np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty(shape, dtype=np.result_type(a, b))
+    va, vb = np.broadcast_to(a, batch + (m, k)), np.broadcast_to(b, batch + (k, n))
+    for idx in np.ndindex(*batch):
+        _matmul(va[idx], vb[idx], out[idx])
+    return out
+
+
+#: fewest multiply-adds per product for _matmul_each to call BLAS per product
+GEMM_EACH_MIN_MACS = 1 << 20
