@@ -315,3 +315,46 @@ def test_replay_memo_is_cleared_past_its_signatures():
     for i in range(conv_mod.ReplayMemo.MAX_SIGNATURES + 1):
         memo.record(np.zeros((1, 2, i + 1, 1), np.float32), w, None, None, lambda x, z: x)
     assert len(memo._runs) == 1
+
+
+def _depthwise_reference(x, w, b, sh, sw, pt, pl, oh, ow):
+    """Channels-last depthwise convolution in float64, taps outside x skipped."""
+    n, h, wd, c = x.shape
+    kh, kw = w.shape[:2]
+    y = np.zeros((n, oh, ow, c))
+    for oy in range(oh):
+        for ox in range(ow):
+            acc = b.astype(np.float64).copy()
+            for ky in range(kh):
+                for kx in range(kw):
+                    iy, ix = oy * sh - pt + ky, ox * sw - pl + kx
+                    if 0 <= iy < h and 0 <= ix < wd:
+                        acc = acc + w[ky, kx].astype(np.float64) * x[:, iy, ix].astype(np.float64)
+            y[:, oy, ox] = acc
+    return y
+
+
+@pytest.mark.parametrize("width", list(range(1, 12)))
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("pads", [(0, 0), (1, 1), (0, 1), (2, 2)])
+def test_depthwise_cl_every_width_and_edge(width, stride, pads):
+    """The compiled channels-last 3x3 depthwise loop (four, two and one interior positions at a time,
+    the edge positions with clamped, selected-away taps): every row width and remainder, both strides,
+    zero/one/two-sided padding; an infinity at the border never reaches a window it lies outside."""
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    rng = np.random.default_rng(width * 10 + stride)
+    c, h = 11, 5
+    x = rng.standard_normal((2, h, width, c)).astype(np.float32)
+    x[:, 0, 0, 0] = np.inf  # top-left corner: only windows covering it turn inf/NaN
+    w = rng.standard_normal((3, 3, c)).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32)
+    pt, pl = pads
+    oh = (h + 2 * pt - 3) // stride + 1
+    ow = (width + 2 * pl - 3) // stride + 1
+    if oh <= 0 or ow <= 0:
+        return
+    y = np.full((2, oh, ow, c), np.nan, np.float32)
+    jit.depthwise_cl(x, w, b, y, stride, stride, pt, pl, 0, 0.0, 0.0)
+    want = _depthwise_reference(x, w, b, stride, stride, pt, pl, oh, ow)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    assert np.isfinite(y[..., 1:]).all()  # channels without the infinity stay finite everywhere
