@@ -358,3 +358,52 @@ def test_depthwise_cl_every_width_and_edge(width, stride, pads):
     want = _depthwise_reference(x, w, b, stride, stride, pt, pl, oh, ow)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
     assert np.isfinite(y[..., 1:]).all()  # channels without the infinity stay finite everywhere
+
+
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(1, 3, 17, 15), (2, 3, 8, 11)])
+def test_rgb_stem_into_depthwise_leaves_channels_last(act, bias, shape, monkeypatch):
+    """An RGB stem (3x3, stride 2, three input channels: the column-matrix GEMM) whose only consumer is
+    a depthwise convolution leaves its output channels-last (the GEMM the other way round, finished by
+    epilogue_crop_cl); the depthwise layer then runs channels-last. Same values as the numpy paths and
+    onnxruntime; a non-compiled activation (Sigmoid) keeps the NCHW output."""
+    rng = np.random.default_rng(len(act) + 7 * bias + shape[0])
+    m = 12
+    op, attrs = ACTS[act]
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((m, 3, 3, 3)) / 3).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.standard_normal((m, 1, 3, 3)).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b1"),
+        numpy_helper.from_array(np.array(0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(6, np.float32), "hi"),
+    ]
+    stem_in = ["x", "w1", "b1"] if bias else ["x", "w1"]
+    extra = ["lo", "hi"] if op == "Clip" else []
+    nodes = [
+        helper.make_node("Conv", stem_in, ["s"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node(op, ["s", *extra], ["sa"], **attrs),
+        helper.make_node("Conv", ["sa", "w2"], ["y"], group=m, pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "stem",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = model.SerializeToString()
+    feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    crops = []
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    real = jit.epilogue_crop_cl
+    monkeypatch.setattr(jit, "epilogue_crop_cl", lambda *a: crops.append(1) or real(*a))
+    got = onyx.InferenceSession(model).run(None, feeds)[0]
+    assert bool(crops) == (act != "Sigmoid")
+    monkeypatch.setenv("ONYX_NO_PERF", "1")
+    plain = onyx.InferenceSession(model).run(None, feeds)[0]
+    assert got.flags.c_contiguous and got.shape == want.shape
+    np.testing.assert_allclose(got, plain, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -351,6 +351,30 @@ def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma:
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
+def epilogue_crop_cl(src, y, bt, act, alpha, beta):  # pragma: no cover - compiled
+    """A channels-last convolution output finished from its GEMM result in one pass: ``y[r] =
+    act(src[r, :W * C] + bt)`` for ``y`` (R, W * C) and ``src`` (R, row * C), row >= W (rows computed
+    on a phase plane's width: the extra positions dropped), ``bt`` the bias tiled W times (W * C,) or
+    empty; ``act`` as in :func:`depthwise2d`. One flat loop per row (per-position loops over a few
+    channels ran 3x slower)."""
+    lo = y.dtype.type(alpha)
+    hi = y.dtype.type(beta)
+    zero = y.dtype.type(0)
+    width = y.shape[1]
+    has_b = bt.shape[0] > 0
+    for r in range(y.shape[0]):
+        d = y[r]
+        s = src[r]
+        if has_b:
+            for k in range(width):
+                d[k] = s[k] + bt[k]
+        else:
+            for k in range(width):
+                d[k] = s[k]
+        _activate(d, act, lo, hi, zero)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def epilogue_cl(y, b, z, act, alpha, beta):  # pragma: no cover - compiled
     """Channels-last rows finished in place: ``y[r, :] = act(y[r, :] + b + z[r, :])`` for ``y`` and
     ``z`` (rows, C), ``b`` (C,); ``z`` empty for none; ``act`` as in :func:`depthwise2d`. One loop

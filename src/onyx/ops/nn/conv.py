@@ -137,7 +137,9 @@ def conv_forward(
         and kp > 1
         and _planes_pay(x.shape[2:], kernel, strides, dilations, pb, pe, out)
     ):
-        return _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act)
+        return _conv_planes(
+            x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act, channels_last
+        )
     rows = out[0]
     inner = p // rows
     y = np.empty((n, group, mg, rows, inner), dtype=x.dtype)
@@ -379,7 +381,9 @@ def _planes_pay(spatial, kernel, strides, dilations, pb, pe, out) -> bool:
     return length <= _PLANES_WASTE * math.prod(out)
 
 
-def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act):
+def _conv_planes(
+    x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, post, act, channels_last=False
+):
     """Convolution (one group, kernel larger than 1x1) as one GEMM over columns copied from phase planes.
 
     The padded input is split into its stride phases (one when the stride is 1) and each phase is
@@ -387,7 +391,10 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
     plane: the column matrix (offsets x channels, positions) is filled by ``prod(kernel)`` long
     contiguous copies instead of a strided im2col gather. Positions are computed on the phase plane's
     row width, so each output row carries a few extra columns that are dropped when the bias (and
-    ``z``) is added on the way into the output.
+    ``z``) is added on the way into the output. ``channels_last`` (the column matrix's GEMM, a compiled
+    epilogue, no ``z``): the output is left channels-last, the GEMM run the other way round
+    (positions x output channels) and finished by _jit.epilogue_crop_cl (an RGB stem feeding a
+    depthwise convolution: MobileNetV2's).
     """
     n, c = x.shape[:2]
     m = w.shape[0]
@@ -423,10 +430,26 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
         wt = np.concatenate([wt, b.reshape(m, 1).astype(wt.dtype, copy=False)], axis=1)
         bias = None
     relu = z is None and act is not None and act[0] == "Relu"
+    cl = channels_last and not direct and not fold and fin is not None and z is None
+    if cl:
+        ycl = np.empty((n,) + tuple(out) + (m,), dtype=x.dtype)
 
     def task(i: int) -> None:
         r0, r1 = parts[i]
         span = (r1 - r0) * row
+        if cl:
+            cols = np.empty((n, kp * c, span), dtype=x.dtype)
+            taps_cols = cols.reshape(n, kp, c, span)
+            for t, (phase, off) in enumerate(taps):
+                start = off + r0 * row
+                taps_cols[:, t] = planes[phase][:, :, start : start + span]
+            jit, fb, _, code, alpha, beta = fin
+            bt = np.tile(fb, out[1]) if fb.shape[0] else fb
+            for img in range(n):
+                full_t = blas.matmul(cols[img].T, wt.T)  # (positions, M)
+                dst = ycl[img, r0:r1].reshape(r1 - r0, out[1] * m)
+                jit.epilogue_crop_cl(full_t.reshape(r1 - r0, row * m), dst, bt, code, alpha, beta)
+            return
         if direct:
             full = np.empty((n, m, span), dtype=x.dtype)
             starts = [off + r0 * row for _, off in taps]
@@ -461,7 +484,7 @@ def _conv_planes(x, w, b, z, pb, pe, kernel, strides, dilations, out, threads, p
             post(dst)
 
     parallel_for(task, len(parts), threads)
-    return y
+    return ycl.transpose(0, 3, 1, 2) if cl else y
 
 
 def _phase_planes(x, pb, strides, q, total, width, phases) -> dict:
