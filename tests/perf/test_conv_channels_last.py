@@ -407,3 +407,33 @@ def test_rgb_stem_into_depthwise_leaves_channels_last(act, bias, shape, monkeypa
     assert got.flags.c_contiguous and got.shape == want.shape
     np.testing.assert_allclose(got, plain, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("channels", [1, 3, 16, 96, 1500])
+@pytest.mark.parametrize("rows", [1, 2, 700])
+@pytest.mark.parametrize("act", [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, -0.5, 0.7), (3, 0.1, 0.0)])
+def test_epilogue_cl_matches_numpy(channels, rows, act):
+    """The channels-last epilogue (flat runs of whole rows with a tiled bias without z, row by row
+    with z): bias, residual and activation as numpy computes them, NaN and infinities kept."""
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    rng = np.random.default_rng(channels + rows)
+    y0 = rng.standard_normal((rows, channels)).astype(np.float32)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)
+    y0.flat[:5] = special[: min(5, y0.size)]
+    b = rng.standard_normal(channels).astype(np.float32)
+    code, lo, hi = act
+
+    def finish(v):
+        if code == 1:
+            return np.where(v < 0, np.float32(0), v)
+        if code == 2:
+            return np.where(v > hi, np.float32(hi), np.where(v < lo, np.float32(lo), v))
+        if code == 3:
+            return np.where(v < 0, v * np.float32(lo), v)
+        return v
+
+    for z in (np.empty((0, 0), np.float32), rng.standard_normal((rows, channels)).astype(np.float32)):
+        y = y0.copy()
+        jit.epilogue_cl(y, b, z, code, lo, hi)
+        want = finish(y0 + b + (z if z.size else 0))
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)

@@ -350,6 +350,10 @@ def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma:
                 _activate(y[n, oy].reshape(ow * c), act, lo, hi, zero)
 
 
+#: epilogue_cl: elements per flat run (whole rows of channels)
+_FLAT_EPILOGUE_RUN = 1024
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def epilogue_crop_cl(src, y, bt, act, alpha, beta):  # pragma: no cover - compiled
     """A channels-last convolution output finished from its GEMM result in one pass: ``y[r] =
@@ -377,14 +381,30 @@ def epilogue_crop_cl(src, y, bt, act, alpha, beta):  # pragma: no cover - compil
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def epilogue_cl(y, b, z, act, alpha, beta):  # pragma: no cover - compiled
     """Channels-last rows finished in place: ``y[r, :] = act(y[r, :] + b + z[r, :])`` for ``y`` and
-    ``z`` (rows, C), ``b`` (C,); ``z`` empty for none; ``act`` as in :func:`depthwise2d`. One loop
-    per activation, each a single vectorised pass (a shared loop calling :func:`_act` ran 3x slower)."""
+    ``z`` (rows, C) (``y`` C-contiguous), ``b`` (C,); ``z`` empty for none; ``act`` as in
+    :func:`depthwise2d`. One loop per activation, each a single vectorised pass (a shared loop calling
+    :func:`_act` ran 3x slower)."""
     lo = y.dtype.type(alpha)
     hi = y.dtype.type(beta)
     zero = y.dtype.type(0)
     has_z = z.shape[0] > 0
-    c = y.shape[1]
-    for r in range(y.shape[0]):
+    rows, c = y.shape
+    if not has_z and rows > 1:
+        # blocks of rows as one flat run each, the bias tiled to match: a loop per row cost more than
+        # its work with few channels (MobileNetV2's 12544 x 16: 198 -> 41 us; 12544 x 96: 305 -> 244)
+        per = max(1, _FLAT_EPILOGUE_RUN // c)
+        bt = np.empty(per * c, dtype=y.dtype)
+        for i in range(per):
+            bt[i * c : (i + 1) * c] = b
+        flat = y.reshape(rows * c)
+        for r0 in range(0, rows, per):
+            run = min(per, rows - r0) * c
+            d = flat[r0 * c : r0 * c + run]
+            for k in range(run):
+                d[k] += bt[k]
+            _activate(d, act, lo, hi, zero)
+        return
+    for r in range(rows):
         d = y[r]
         if has_z:
             zr = z[r]
