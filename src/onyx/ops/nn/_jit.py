@@ -216,6 +216,20 @@ def _pairs_3x3(x, w, b, y, n, oy, r, ox0, ox1, pad_l):  # pragma: no cover - com
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
+def _quad_row(xr, wr, q, k):  # pragma: no cover - compiled
+    """One kernel row's terms of four stride-1 windows at columns q.. of the channels-last row ``xr``
+    (channel ``k``, weights ``wr`` (3, C)): six input values for the four."""
+    w0, w1, w2 = wr[0, k], wr[1, k], wr[2, k]
+    a0, a1, a2, a3, a4, a5 = xr[q, k], xr[q + 1, k], xr[q + 2, k], xr[q + 3, k], xr[q + 4, k], xr[q + 5, k]
+    return (
+        w0 * a0 + w1 * a1 + w2 * a2,
+        w0 * a1 + w1 * a2 + w2 * a3,
+        w0 * a2 + w1 * a3 + w2 * a4,
+        w0 * a3 + w1 * a4 + w2 * a5,
+    )
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
 def _quads_3x3(x, w, b, y, n, oy, r, ox0, ox1, pad_l):  # pragma: no cover - compiled
     """As :func:`_pairs_3x3`, four positions at a time: 18 input vectors for four windows instead of
     36, and each window's sum in three partial sums, one per kernel row (independent FMA chains:
@@ -225,40 +239,14 @@ def _quads_3x3(x, w, b, y, n, oy, r, ox0, ox1, pad_l):  # pragma: no cover - com
     while ox + 3 < ox1:
         q = ox - pad_l
         for k in range(x.shape[3]):
+            t0, t1, t2, t3 = _quad_row(x[n, r], w[0], q, k)
+            u0, u1, u2, u3 = _quad_row(x[n, r + 1], w[1], q, k)
+            v0, v1, v2, v3 = _quad_row(x[n, r + 2], w[2], q, k)
             bias = b[k]
-            w0, w1, w2 = w[0, 0, k], w[0, 1, k], w[0, 2, k]
-            a0, a1, a2, a3, a4, a5 = (
-                x[n, r, q, k], x[n, r, q + 1, k], x[n, r, q + 2, k],
-                x[n, r, q + 3, k], x[n, r, q + 4, k], x[n, r, q + 5, k],
-            )  # fmt: skip
-            s0 = bias + w0 * a0 + w1 * a1 + w2 * a2
-            s1 = bias + w0 * a1 + w1 * a2 + w2 * a3
-            s2 = bias + w0 * a2 + w1 * a3 + w2 * a4
-            s3 = bias + w0 * a3 + w1 * a4 + w2 * a5
-            r1 = r + 1
-            w0, w1, w2 = w[1, 0, k], w[1, 1, k], w[1, 2, k]
-            a0, a1, a2, a3, a4, a5 = (
-                x[n, r1, q, k], x[n, r1, q + 1, k], x[n, r1, q + 2, k],
-                x[n, r1, q + 3, k], x[n, r1, q + 4, k], x[n, r1, q + 5, k],
-            )  # fmt: skip
-            s0 += w0 * a0 + w1 * a1 + w2 * a2
-            s1 += w0 * a1 + w1 * a2 + w2 * a3
-            s2 += w0 * a2 + w1 * a3 + w2 * a4
-            s3 += w0 * a3 + w1 * a4 + w2 * a5
-            r2 = r + 2
-            w0, w1, w2 = w[2, 0, k], w[2, 1, k], w[2, 2, k]
-            a0, a1, a2, a3, a4, a5 = (
-                x[n, r2, q, k], x[n, r2, q + 1, k], x[n, r2, q + 2, k],
-                x[n, r2, q + 3, k], x[n, r2, q + 4, k], x[n, r2, q + 5, k],
-            )  # fmt: skip
-            s0 += w0 * a0 + w1 * a1 + w2 * a2
-            s1 += w0 * a1 + w1 * a2 + w2 * a3
-            s2 += w0 * a2 + w1 * a3 + w2 * a4
-            s3 += w0 * a3 + w1 * a4 + w2 * a5
-            y[n, oy, ox, k] = s0
-            y[n, oy, ox + 1, k] = s1
-            y[n, oy, ox + 2, k] = s2
-            y[n, oy, ox + 3, k] = s3
+            y[n, oy, ox, k] = bias + t0 + u0 + v0
+            y[n, oy, ox + 1, k] = bias + t1 + u1 + v1
+            y[n, oy, ox + 2, k] = bias + t2 + u2 + v2
+            y[n, oy, ox + 3, k] = bias + t3 + u3 + v3
         ox += 4
     return ox
 
