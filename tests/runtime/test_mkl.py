@@ -152,3 +152,24 @@ def test_stacks_go_one_product_a_call(monkeypatch):
     # broadcasting that does not agree: numpy's error
     with pytest.raises(ValueError):
         blas.matmul(np.ones((2, 64, 96), np.float32), np.ones((3, 96, 200), np.float32))
+
+
+def test_a_foreign_mkl_or_openmp_keeps_numpys_blas():
+    """Another copy of MKL or Intel OpenMP in the process (numpy built on MKL, a conda environment's
+    own): loading a second would abort the process, so onyx leaves BLAS to numpy."""
+    ours = "/env/lib"
+    assert (
+        mkl.foreign_runtime(ours, ["/env/lib/libmkl_rt.so.3", "/env/lib/libiomp5.so", "/usr/lib/libc.so.6"])
+        is None
+    )
+    assert mkl.foreign_runtime(ours, ["/opt/conda/lib/libiomp5.so"]) == "/opt/conda/lib/libiomp5.so"
+    assert mkl.foreign_runtime(ours, ["/opt/conda/lib/libmkl_core.so.2"]) == "/opt/conda/lib/libmkl_core.so.2"
+    assert (
+        mkl.foreign_runtime(ours, ["/usr/lib/x86_64-linux-gnu/libgomp.so.1"]) is None
+    )  # GNU OpenMP: no clash
+    code = (
+        "from onyx.runtime import mkl, threads;"
+        "threads._openblas_libs = lambda: [];"  # numpy on another BLAS
+        "print(mkl.active())"
+    )
+    assert _python(code) == "False"

@@ -59,14 +59,45 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.MKL_Get_Max_Threads.restype = i
 
 
+def _loaded_libraries() -> list[str]:
+    """Paths of the shared libraries mapped into this process (Linux; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps") as fh:
+            return sorted({line.split()[-1] for line in fh if "/" in line})
+    except OSError:
+        return []
+
+
+def foreign_runtime(mkl_dir: str, loaded: list[str]) -> str | None:
+    """A loaded MKL or Intel OpenMP runtime from another directory than ``mkl_dir`` (numpy built on
+    MKL, a conda environment's own copy): a second copy would abort the process (Intel OpenMP's "OMP:
+    Error #15"), so onyx then keeps numpy's BLAS. Returns that library's path, or None."""
+    for path in loaded:
+        name = os.path.basename(path).lower()
+        if (
+            name.startswith(("libiomp5", "libmkl_", "mkl_", "libiomp5md"))
+            and os.path.dirname(path) != mkl_dir
+        ):
+            return path
+    return None
+
+
 @cache
 def library() -> ctypes.CDLL | None:
-    """The loaded MKL runtime, or None: not installed, not x86-64, or switched off (see SWITCH)."""
+    """The loaded MKL runtime, or None: not installed, not x86-64, switched off (see SWITCH), numpy
+    not on OpenBLAS, or another copy of MKL or Intel OpenMP already loaded (see foreign_runtime)."""
     if os.environ.get(SWITCH, "").strip().lower() == "openblas" or perf_disabled():
         return None
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return None
+    from onyx.runtime import threads
+
+    if not threads._openblas_libs():
+        return None  # numpy on another BLAS (perhaps MKL itself): leave it in charge
+    loaded = _loaded_libraries()
     for path in _candidates():
+        if foreign_runtime(os.path.dirname(path), loaded) is not None:
+            return None
         try:
             lib = ctypes.CDLL(path)
             _declare(lib)
