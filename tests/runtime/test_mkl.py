@@ -173,3 +173,15 @@ def test_a_foreign_mkl_or_openmp_keeps_numpys_blas():
         "print(mkl.active())"
     )
     assert _python(code) == "False"
+
+
+def test_dimensions_past_32_bits_are_not_handed_to_an_lp64_blas():
+    """MKL's LP64 interface takes 32-bit integers (ctypes would wrap larger ones silently): such
+    products are declined (numpy's path) or refused with a clear error, never passed on."""
+    import ctypes
+
+    lp64 = type("F", (), {"argtypes": [ctypes.c_int] * 14})()
+    ilp64 = type("F", (), {"argtypes": [ctypes.c_int] * 3 + [ctypes.c_int64] * 11})()
+    assert blas._ints_fit(lp64, 3, 2**31 - 1)
+    assert not blas._ints_fit(lp64, 3, 2**31)
+    assert blas._ints_fit(ilp64, 3, 2**40)

@@ -96,6 +96,12 @@ def _gemm(dtype: np.dtype):
     return None
 
 
+def _ints_fit(fn, *values) -> bool:
+    """Whether every integer argument fits ``fn``'s BLAS integer (MKL's LP64 interface: 32 bits;
+    ctypes would wrap a larger value silently)."""
+    return fn.argtypes[3] is not ctypes.c_int or max(values) < 2**31
+
+
 def transposed_weights_pay() -> bool:
     """Whether GEMM weights are worth storing transposed and products flipping to ``(w^T @ x^T)^T``
     (onyx.runtime.repack, onyx.ops.linalg.gemm.product): on numpy's OpenBLAS, not on MKL."""
@@ -136,6 +142,8 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float = 0.0) -> None
             c *= beta
         return
     lda, ldb, ldc = _lead(a, "a"), _lead(b, "b"), _lead(c, "c")
+    if not _ints_fit(fn, m, n, k, lda, ldb, ldc):
+        raise ValueError(f"blas.gemm: {a.shape} @ {b.shape} exceeds the BLAS's 32-bit dimensions")
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     fn(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, 1.0, pa, lda, pb, ldb, beta, pc, ldc)
 
@@ -251,8 +259,10 @@ def matmul_stack(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     if inner < 2:
         return None  # heads of a batch laid out apart (one call per image) but one head each
     sa, sb = _inner_stride(va, start, nb), _inner_stride(vb, start, nb)
-    out = np.empty(batch + (m, n), dtype=dtype)
     (ta, lda), (tb, ldb) = la, lb
+    if not _ints_fit(fn, m, n, k, lda, ldb, sa, sb, m * n, inner):
+        return None
+    out = np.empty(batch + (m, n), dtype=dtype)
     pa, pb, pc = va.ctypes.data, vb.ctypes.data, out.ctypes.data
     step = inner * m * n * out.itemsize
     for i, outer in enumerate(np.ndindex(*batch[:start])):
@@ -320,6 +330,10 @@ def gemm_taps(a: np.ndarray, bases: list, starts: list, c: np.ndarray) -> None:
     if k == 0:
         c.fill(0)
         return
+    if not _ints_fit(fn, m, n, k, max(base.shape[1] for base in bases)):
+        raise ValueError(
+            f"blas.gemm_taps: {a.shape} terms into {c.shape} exceed the BLAS's 32-bit dimensions"
+        )
     pa, pc, step = a.ctypes.data, c.ctypes.data, m * k * size
     for t, (base, start) in enumerate(zip(bases, starts)):
         pb = ptrs[id(base)] + start * size
@@ -399,8 +413,11 @@ def _matmul(a, b, out):
         out.fill(0)
         return out
     (ta, lda), (tb, ldb) = la, lb
+    fn = _gemm(a.dtype)
+    if not _ints_fit(fn, m, n, k, lda, ldb, ldc):
+        return np.matmul(a, b, out=out)
     pa, pb, pc = a2.ctypes.data, b2.ctypes.data, c.ctypes.data
-    _gemm(a.dtype)(_ROW_MAJOR, ta, tb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, pc, ldc)
+    fn(_ROW_MAJOR, ta, tb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, pc, ldc)
     return out
 
 
