@@ -185,3 +185,29 @@ def test_dimensions_past_32_bits_are_not_handed_to_an_lp64_blas():
     assert blas._ints_fit(lp64, 3, 2**31 - 1)
     assert not blas._ints_fit(lp64, 3, 2**31)
     assert blas._ints_fit(ilp64, 3, 2**40)
+
+
+def test_creation_decides_without_loading_mkl():
+    """A session's creation asks whether MKL will run its GEMMs (weights keep their layout then) without
+    loading it; the first product loads it."""
+    code = (
+        "import numpy as np, onyx; from onyx.runtime import mkl;"
+        "from onyx.ir.builder import GraphBuilder;"
+        "b = GraphBuilder(opset=17); x = b.input('x', np.float32, [64, 256]);"
+        "w = b.initializer('w', np.ones((256, 256), np.float32));"
+        "b.output(b.MatMul(x, w), 'y', np.float32, [64, 256]);"
+        "s = onyx.InferenceSession(b.model());"
+        "before = mkl.library.cache_info().currsize;"
+        "y = s.run(None, {'x': np.ones((64, 256), np.float32)})[0];"
+        "assert (y == 256).all();"
+        "print(before, mkl.expected() == mkl.active(), mkl.library.cache_info().currsize)"
+    )
+    assert _python(code) == "0 True 1"
+
+
+def test_the_distribution_list_is_the_fallback(monkeypatch):
+    monkeypatch.setattr(mkl.glob, "glob", lambda pattern: [])
+    listed = mkl._candidates()
+    assert listed == sorted({os.path.realpath(p) for p in mkl._listed_candidates() if os.path.exists(p)})
+    if mkl.active():
+        assert listed  # the wheel's file list names libmkl_rt too

@@ -104,8 +104,9 @@ def _ints_fit(fn, *values) -> bool:
 
 def transposed_weights_pay() -> bool:
     """Whether GEMM weights are worth storing transposed and products flipping to ``(w^T @ x^T)^T``
-    (onyx.runtime.repack, onyx.ops.linalg.gemm.product): on numpy's OpenBLAS, not on MKL."""
-    return not mkl.active()
+    (onyx.runtime.repack, onyx.ops.linalg.gemm.product): on numpy's OpenBLAS, not on MKL (asked
+    without loading MKL, so that a session's creation does not pay for it)."""
+    return not mkl.expected()
 
 
 def available(dtype) -> bool:

@@ -13,8 +13,10 @@ BLAS for everything.
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
 import platform
+import sys
 from functools import cache
 
 from onyx.ops._perf import perf_disabled
@@ -24,7 +26,20 @@ SWITCH = "ONYX_BLAS"
 
 
 def _candidates() -> list[str]:
-    """Paths of the MKL runtime library (``libmkl_rt``) installed with the ``mkl`` distribution."""
+    """Paths of the MKL runtime library (``libmkl_rt``): where the ``mkl`` wheel puts its libraries
+    under this environment's prefix (a directory listing), else from the distribution's file list
+    (``importlib.metadata``: ~30 ms, so only as the fallback)."""
+    found = []
+    for folder in (os.path.join(sys.prefix, "lib"), os.path.join(sys.prefix, "Library", "bin")):
+        for pattern in ("libmkl_rt.so*", "mkl_rt*.dll"):
+            found += glob.glob(os.path.join(folder, pattern))
+    if not found:
+        found = _listed_candidates()
+    return sorted({os.path.realpath(p) for p in found if os.path.exists(p)})
+
+
+def _listed_candidates() -> list[str]:
+    """``libmkl_rt`` as the ``mkl`` distribution's file list names it (an unusual install layout)."""
     try:
         from importlib import metadata
     except ImportError:
@@ -37,10 +52,8 @@ def _candidates() -> list[str]:
     for f in files:
         name = f.name.lower()
         if name.startswith("libmkl_rt.so") or (name.startswith("mkl_rt") and name.endswith(".dll")):
-            path = str(f.locate())
-            if os.path.exists(path):
-                out.append(os.path.realpath(path))
-    return sorted(set(out))
+            out.append(str(f.locate()))
+    return out
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -74,30 +87,40 @@ def foreign_runtime(mkl_dir: str, loaded: list[str]) -> str | None:
     Error #15"), so onyx then keeps numpy's BLAS. Returns that library's path, or None."""
     for path in loaded:
         name = os.path.basename(path).lower()
-        if (
-            name.startswith(("libiomp5", "libmkl_", "mkl_", "libiomp5md"))
-            and os.path.dirname(path) != mkl_dir
-        ):
+        if name.startswith(("libiomp5", "libmkl_", "mkl_")) and os.path.dirname(path) != mkl_dir:
             return path
     return None
 
 
 @cache
-def library() -> ctypes.CDLL | None:
-    """The loaded MKL runtime, or None: not installed, not x86-64, switched off (see SWITCH), numpy
-    not on OpenBLAS, or another copy of MKL or Intel OpenMP already loaded (see foreign_runtime)."""
+def _chosen() -> tuple[str, ...]:
+    """The MKL runtimes onyx would load, in order; empty: not installed, not x86-64, switched off
+    (see SWITCH), numpy not on OpenBLAS, or another copy of MKL or Intel OpenMP already loaded (see
+    foreign_runtime). Decided without loading anything."""
     if os.environ.get(SWITCH, "").strip().lower() == "openblas" or perf_disabled():
-        return None
+        return ()
     if platform.machine().lower() not in ("x86_64", "amd64"):
-        return None
+        return ()
     from onyx.runtime import threads
 
     if not threads._openblas_libs():
-        return None  # numpy on another BLAS (perhaps MKL itself): leave it in charge
+        return ()  # numpy on another BLAS (perhaps MKL itself): leave it in charge
     loaded = _loaded_libraries()
-    for path in _candidates():
-        if foreign_runtime(os.path.dirname(path), loaded) is not None:
-            return None
+    paths = _candidates()
+    if any(foreign_runtime(os.path.dirname(path), loaded) is not None for path in paths):
+        return ()
+    return tuple(paths)
+
+
+def expected() -> bool:
+    """Whether onyx's GEMMs will run on MKL, without loading it (a session's creation asks this)."""
+    return bool(_chosen())
+
+
+@cache
+def library() -> ctypes.CDLL | None:
+    """The loaded MKL runtime (loaded on the first call), or None (see _chosen)."""
+    for path in _chosen():
         try:
             lib = ctypes.CDLL(path)
             _declare(lib)
