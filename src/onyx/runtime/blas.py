@@ -72,11 +72,16 @@ def _int_type(lib, dtype: np.dtype):
 _CHAR = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 
 
+def _from_mkl(getter, dtype: np.dtype):
+    """MKL's function of ``dtype`` from ``getter`` (mkl.gemm_function, ...), or None."""
+    return getter(_CHAR[dtype]) if dtype in _CHAR else None
+
+
 @cache
 def _gemm(dtype: np.dtype):
     """The cblas ?gemm of ``dtype``: MKL's where it is onyx's BLAS (onyx.runtime.mkl), else numpy's
     OpenBLAS's, its argument types set; None if absent."""
-    if dtype in _CHAR and (fn := mkl.gemm_function(_CHAR[dtype])) is not None:
+    if (fn := _from_mkl(mkl.gemm_function, dtype)) is not None:
         return fn
     libs = _openblas_libs()
     if not libs:
@@ -153,7 +158,7 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float = 0.0) -> None
 def _gemm_batch(dtype: np.dtype):
     """The cblas ?gemm_batch_strided of ``dtype``: MKL's where it is onyx's BLAS, else numpy's
     OpenBLAS's, its argument types set; None if absent."""
-    if dtype in _CHAR and (fn := mkl.gemm_batch_function(_CHAR[dtype])) is not None:
+    if (fn := _from_mkl(mkl.gemm_batch_function, dtype)) is not None:
         return fn
     libs = _openblas_libs()
     if not libs or platform.machine().lower() not in ("x86_64", "amd64"):

@@ -433,29 +433,12 @@ def _conv_planes(
     cl = channels_last and not direct and not fold and fin is not None and z is None
     if cl:
         ycl = np.empty((n,) + tuple(out) + (m,), dtype=x.dtype)
+        bias_row = np.tile(fin[1], out[1]) if fin[1].shape[0] else fin[1]  # the bias of a row of positions
 
     def task(i: int) -> None:
         r0, r1 = parts[i]
         span = (r1 - r0) * row
-        if cl:
-            cols = np.empty((n, kp * c, span), dtype=x.dtype)
-            taps_cols = cols.reshape(n, kp, c, span)
-            for t, (phase, off) in enumerate(taps):
-                start = off + r0 * row
-                taps_cols[:, t] = planes[phase][:, :, start : start + span]
-            jit, fb, _, code, alpha, beta = fin
-            bt = np.tile(fb, out[1]) if fb.shape[0] else fb
-            for img in range(n):
-                full_t = blas.matmul(cols[img].T, wt.T)  # (positions, M)
-                dst = ycl[img, r0:r1].reshape(r1 - r0, out[1] * m)
-                jit.epilogue_crop_cl(full_t.reshape(r1 - r0, row * m), dst, bt, code, alpha, beta)
-            return
-        if direct:
-            full = np.empty((n, m, span), dtype=x.dtype)
-            starts = [off + r0 * row for _, off in taps]
-            for img in range(n):
-                blas.gemm_taps(wt, [planes[phase][img] for phase, _ in taps], starts, full[img])
-        else:
+        if not direct:
             cols = np.empty((n, kp * c + fold, span), dtype=x.dtype)
             if fold:
                 cols[:, -1] = 1
@@ -463,6 +446,19 @@ def _conv_planes(
             for t, (phase, off) in enumerate(taps):
                 start = off + r0 * row
                 taps_cols[:, t] = planes[phase][:, :, start : start + span]
+        if cl:
+            jit, _, _, code, alpha, beta = fin
+            for img in range(n):
+                full_t = blas.matmul(cols[img].T, wt.T)  # (positions, M)
+                dst = ycl[img, r0:r1].reshape(r1 - r0, out[1] * m)
+                jit.epilogue_crop_cl(full_t.reshape(r1 - r0, row * m), dst, bias_row, code, alpha, beta)
+            return
+        if direct:
+            full = np.empty((n, m, span), dtype=x.dtype)
+            starts = [off + r0 * row for _, off in taps]
+            for img in range(n):
+                blas.gemm_taps(wt, [planes[phase][img] for phase, _ in taps], starts, full[img])
+        else:
             full = blas.matmul(wt, cols)
         if fin is not None:
             jit, fb, fz, code, alpha, beta = fin
