@@ -146,6 +146,11 @@ def active() -> bool:
     return library() is not None
 
 
+def loaded() -> ctypes.CDLL | None:
+    """MKL's runtime if a product has loaded it already, else None (this never loads it)."""
+    return library() if library.cache_info().currsize else None
+
+
 def set_threads(n: int) -> None:
     lib = library()
     if lib is not None:

@@ -9,7 +9,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops import _perf
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.runtime import blas
+from onyx.runtime import blas, team
 from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -193,7 +193,16 @@ def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None,
     by jit.softmax_rows, rows over threads."""
     bb = scores if bias is None else _bias_rows(bias, scores.shape, what)
     rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
-    threads = loop_threads() if scores.size >= _SOFTMAX_PARALLEL else 1
+    big = scores.size >= _SOFTMAX_PARALLEL
+    if big and (members := team.size()) > 1 and scores.flags.c_contiguous and bb.flags.c_contiguous:
+        sc_bits = int(np.array(scale, dtype=F32).view(np.int32))
+        params = np.array(
+            [0, *scores.shape, scores.ctypes.data, bb.ctypes.data, *bb.shape, bias is not None, sc_bits],
+            np.int64,
+        )
+        team.fork(jit.softmax_rows_task.address, params, min(members, rows))
+        return
+    threads = loop_threads() if big else 1
     parts = split_ranges(rows, threads)
     sc = F32.type(scale)
 

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from onyx.ops._jit_team import LazyTask, f32_array, share
 from onyx.ops.math._erf import _G32C, _S32C
 
 _F = np.float32
@@ -191,3 +192,33 @@ def softmax_rows(s, scale, bias, has_bias, r0, r1):  # pragma: no cover - compil
         inv = _ONE / total  # NaN when the row held NaN or +inf: all NaN, as numpy gives
         for j in range(t):
             sr[j] *= inv
+
+
+def _gelu32_task(gtid, tid, p):  # pragma: no cover - compiled
+    """gelu32 as a team task: parameters [threads, rows, cols, x, bias, bias length, out]."""
+    rows, cols = p[1], p[2]
+    r0, r1 = share(rows, tid[0], p[0])
+    gelu32(f32_array(p[3], (rows, cols)), f32_array(p[4], (p[5],)), f32_array(p[6], (rows, cols)), r0, r1)
+
+
+def _gelu_tanh32_task(gtid, tid, p):  # pragma: no cover - compiled
+    """gelu_tanh32 as a team task: parameters as gelu32's."""
+    rows, cols = p[1], p[2]
+    r0, r1 = share(rows, tid[0], p[0])
+    gelu_tanh32(
+        f32_array(p[3], (rows, cols)), f32_array(p[4], (p[5],)), f32_array(p[6], (rows, cols)), r0, r1
+    )
+
+
+def _softmax_rows_task(gtid, tid, p):  # pragma: no cover - compiled
+    """softmax_rows as a team task: parameters [threads, B, N, S, T, scores, bias, bias B, N, S, T,
+    has_bias, the scale's float32 bits]."""
+    shape = (p[1], p[2], p[3], p[4])
+    r0, r1 = share(p[1] * p[2] * p[3], tid[0], p[0])
+    bias = f32_array(p[6], (p[7], p[8], p[9], p[10]))
+    softmax_rows(f32_array(p[5], shape), _f32_from_bits(np.int32(p[12])), bias, p[11] != 0, r0, r1)
+
+
+gelu32_task = LazyTask(_gelu32_task)
+gelu_tanh32_task = LazyTask(_gelu_tanh32_task)
+softmax_rows_task = LazyTask(_softmax_rows_task)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from onyx.ops._jit_team import LazyTask, f32_array, f64_array, share
+
 #: activation codes understood by :func:`depthwise2d` (others are applied afterwards in numpy)
 ACTIVATIONS = {"": 0, "Relu": 1, "Clip": 2, "LeakyRelu": 3}
 
@@ -290,7 +292,13 @@ def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma:
     :func:`depthwise2d`). Every multiply-add runs over the channels of one position, contiguous in
     memory, so small maps and strides cost no plane copies; 3x3 windows that lie inside ``x`` take
     all nine taps in one pass."""
-    n_img, h, wd, c = x.shape
+    depthwise_cl_rows(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta, 0, y.shape[0] * y.shape[1])
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def depthwise_cl_rows(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta, r0, r1):  # pragma: no cover
+    """:func:`depthwise_cl` for the output rows r0:r1 of the flattened (N, OH) axes."""
+    h, wd, c = x.shape[1], x.shape[2], x.shape[3]
     oh, ow = y.shape[1], y.shape[2]
     lo = y.dtype.type(alpha)
     hi = y.dtype.type(beta)
@@ -301,41 +309,42 @@ def depthwise_cl(x, w, b, y, sh, sw, pad_t, pad_l, act, alpha, beta):  # pragma:
     ox0 = -(-pad_l // sw)
     oy1 = max(oy0, min(oh, (h - 3 + pad_t) // sh + 1))
     ox1 = max(ox0, min(ow, (wd - 3 + pad_l) // sw + 1))
-    for n in range(n_img):
-        for oy in range(oh):
-            if not three:
-                for ox in range(ow):
-                    _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
-            elif oy < oy0 or oy >= oy1:
-                for ox in range(ow):
-                    _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
-            else:
-                for ox in range(ox0):
-                    _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
-                r = oy * sh - pad_t
-                start = ox0
-                if sw == 1:
-                    start = _quads_3x3(x, w, b, y, n, oy, r, ox0, ox1, pad_l)
-                    start = _pairs_3x3(x, w, b, y, n, oy, r, start, ox1, pad_l)
-                for ox in range(start, ox1):
-                    q = ox * sw - pad_l
-                    for k in range(c):
-                        y[n, oy, ox, k] = (
-                            b[k]
-                            + w[0, 0, k] * x[n, r, q, k]
-                            + w[0, 1, k] * x[n, r, q + 1, k]
-                            + w[0, 2, k] * x[n, r, q + 2, k]
-                            + w[1, 0, k] * x[n, r + 1, q, k]
-                            + w[1, 1, k] * x[n, r + 1, q + 1, k]
-                            + w[1, 2, k] * x[n, r + 1, q + 2, k]
-                            + w[2, 0, k] * x[n, r + 2, q, k]
-                            + w[2, 1, k] * x[n, r + 2, q + 1, k]
-                            + w[2, 2, k] * x[n, r + 2, q + 2, k]
-                        )
-                for ox in range(ox1, ow):
-                    _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
-            if act != 0:
-                _activate(y[n, oy].reshape(ow * c), act, lo, hi, zero)
+    for row in range(r0, r1):
+        n = row // oh
+        oy = row % oh
+        if not three:
+            for ox in range(ow):
+                _pixel_cl(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+        elif oy < oy0 or oy >= oy1:
+            for ox in range(ow):
+                _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+        else:
+            for ox in range(ox0):
+                _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+            r = oy * sh - pad_t
+            start = ox0
+            if sw == 1:
+                start = _quads_3x3(x, w, b, y, n, oy, r, ox0, ox1, pad_l)
+                start = _pairs_3x3(x, w, b, y, n, oy, r, start, ox1, pad_l)
+            for ox in range(start, ox1):
+                q = ox * sw - pad_l
+                for k in range(c):
+                    y[n, oy, ox, k] = (
+                        b[k]
+                        + w[0, 0, k] * x[n, r, q, k]
+                        + w[0, 1, k] * x[n, r, q + 1, k]
+                        + w[0, 2, k] * x[n, r, q + 2, k]
+                        + w[1, 0, k] * x[n, r + 1, q, k]
+                        + w[1, 1, k] * x[n, r + 1, q + 1, k]
+                        + w[1, 2, k] * x[n, r + 1, q + 2, k]
+                        + w[2, 0, k] * x[n, r + 2, q, k]
+                        + w[2, 1, k] * x[n, r + 2, q + 1, k]
+                        + w[2, 2, k] * x[n, r + 2, q + 2, k]
+                    )
+            for ox in range(ox1, ow):
+                _edge_3x3(x, w, b, y, n, oy, ox, sh, sw, pad_t, pad_l)
+        if act != 0:
+            _activate(y[n, oy].reshape(ow * c), act, lo, hi, zero)
 
 
 #: epilogue_cl: elements per flat run (whole rows of channels)
@@ -531,3 +540,31 @@ def norm_rows(x, skip, bias, gamma, beta, eps, simplified, y, s_out, mean_out, i
                 yr[j] = (row[j] - m) * k * gamma[j]
         mean_out[r] = mean
         inv_out[r] = inv
+
+
+def _depthwise_cl_task(gtid, tid, p):  # pragma: no cover - compiled
+    """depthwise_cl on float32 arrays as a team task, over output rows: parameters [threads, N, H, W,
+    C, x, KH, KW, w, b, y, OH, OW, sh, sw, pad_t, pad_l, act, (alpha, beta) (address of two
+    float64)]."""
+    n_img, h, wd, c = p[1], p[2], p[3], p[4]
+    oh, ow = p[11], p[12]
+    r0, r1 = share(n_img * oh, tid[0], p[0])
+    ab = f64_array(p[18], (2,))
+    x = f32_array(p[5], (n_img, h, wd, c))
+    w = f32_array(p[8], (p[6], p[7], c))
+    y = f32_array(p[10], (n_img, oh, ow, c))
+    depthwise_cl_rows(x, w, f32_array(p[9], (c,)), y, p[13], p[14], p[15], p[16], p[17], ab[0], ab[1], r0, r1)
+
+
+def _epilogue_cl_task(gtid, tid, p):  # pragma: no cover - compiled
+    """epilogue_cl on float32 rows without ``z`` as a team task: parameters [threads, rows, C, y, b,
+    act, (alpha, beta) (address of two float64)]."""
+    rows, c = p[1], p[2]
+    r0, r1 = share(rows, tid[0], p[0])
+    ab = f64_array(p[6], (2,))
+    y = f32_array(p[3] + r0 * c * 4, (r1 - r0, c))
+    epilogue_cl(y, f32_array(p[4], (c,)), f32_array(p[4], (0, c)), p[5], ab[0], ab[1])
+
+
+depthwise_cl_task = LazyTask(_depthwise_cl_task)
+epilogue_cl_task = LazyTask(_epilogue_cl_task)

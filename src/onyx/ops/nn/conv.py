@@ -27,7 +27,7 @@ from onyx.ops.nn._common import (
 )
 from onyx.ops.nn._shapes import conv_rule
 from onyx.ops.registry import op, shape_rule
-from onyx.runtime import blas
+from onyx.runtime import blas, team
 from onyx.runtime.threads import GEMM_SPLIT_MACS, loop_threads, parallel_for, split_ranges
 
 _COLS_BYTES = 4 << 20  # largest im2col buffer of one block of output rows
@@ -36,6 +36,7 @@ _DW_BLOCK_BYTES = 256 << 10  # depthwise: bytes of one work array of a block of 
 _DW_CL_CHANNELS = 128  # depthwise: channels-last planes from this many channels ...
 _DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
+_TEAM_MIN = 1 << 14  # channels-last kernels: output elements from which they run on MKL's threads (team)
 
 
 def _key(v):
@@ -279,6 +280,7 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
     xcl = x.transpose(0, 2, 3, 1)
     depthwise = group == c and w.shape[1] == 1 and m == c and math.prod(kernel) > 1
     finish = post if post is not None and code == 0 else None
+    act_args = np.array([alpha, beta], np.float64)  # the team tasks read them from memory
     if depthwise and xcl.flags.c_contiguous:
         wk = derived(w, "depthwise_cl", lambda: np.ascontiguousarray(np.moveaxis(w[:, 0], 0, -1)))
         shape = (n, out[0], out[1], m)
@@ -286,7 +288,17 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
 
         def replay(x, z):
             ycl = np.empty(shape, dtype=x.dtype)
-            jit.depthwise_cl(x.transpose(0, 2, 3, 1), wk, bias, ycl, sh, sw, ph, pw, code, alpha, beta)
+            xcl = x.transpose(0, 2, 3, 1)
+            members = team.size() if ycl.size >= _TEAM_MIN and ycl.dtype == np.float32 else 1
+            if members > 1:
+                params = np.array(
+                    [0, *xcl.shape, xcl.ctypes.data, *wk.shape[:2], wk.ctypes.data, bias.ctypes.data,
+                     ycl.ctypes.data, *shape[1:3], sh, sw, ph, pw, code, act_args.ctypes.data],
+                    np.int64,
+                )  # fmt: skip
+                team.fork(jit.depthwise_cl_task.address, params, min(members, n * shape[1]))
+            else:
+                jit.depthwise_cl(xcl, wk, bias, ycl, sh, sw, ph, pw, code, alpha, beta)
             return _cl_finish(ycl, z, finish)
 
     elif (
@@ -301,7 +313,15 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
             xcl = x.transpose(0, 2, 3, 1)
             a = xcl.reshape(n, hw, c) if xcl.flags.c_contiguous else x.reshape(n, c, hw).transpose(0, 2, 1)
             ycl = blas.matmul(a, wt).reshape(shape)
-            jit.epilogue_cl(ycl.reshape(-1, m), bias, no_rows, code, alpha, beta)
+            rows = ycl.reshape(-1, m)
+            members = team.size() if ycl.size >= _TEAM_MIN and ycl.dtype == np.float32 else 1
+            if members > 1:
+                params = np.array(
+                    [0, *rows.shape, rows.ctypes.data, bias.ctypes.data, code, act_args.ctypes.data], np.int64
+                )
+                team.fork(jit.epilogue_cl_task.address, params, min(members, rows.shape[0]))
+            else:
+                jit.epilogue_cl(rows, bias, no_rows, code, alpha, beta)
             return _cl_finish(ycl, z, finish)
 
     else:

@@ -1,0 +1,94 @@
+"""onyx's compiled loops on MKL's OpenMP threads.
+
+Once MKL runs the GEMMs, its Intel OpenMP threads spin between products (for KMP_BLOCKTIME, 200 ms by
+default) and hold the other cores, so a thread of onyx's own shares a core with one of them and
+compiled loops ran fastest on one thread (:func:`onyx.runtime.threads.loop_threads`). This module
+hands such a loop to that same team of threads instead: ``__kmpc_fork_call``, the entry point a
+compiler emits for ``#pragma omp parallel``, runs a compiled task (a numba ``cfunc``) on every thread
+of the team, the caller's included, and returns when all are done. The threads are already awake,
+so a fork costs a few microseconds.
+
+A task has the C signature ``void task(int32 *gtid, int32 *tid, int64 *params)``: ``*tid`` is the
+thread's index in the team and ``params[0]`` the team's size (set by :func:`fork`); the rest of
+``params`` is the task's own (array addresses, shapes), packed by its caller. Tasks must not raise.
+
+Linux only, and only while MKL (loaded by a product, never by this module) runs with Intel OpenMP on
+more than one thread; otherwise :func:`size` is 1 and callers run their loop directly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+
+import numpy as np
+
+from onyx.runtime import mkl
+
+
+class _Ident(ctypes.Structure):
+    """OpenMP's ``ident_t``: where a parallel region comes from (read for diagnostics only)."""
+
+    _fields_ = [
+        ("reserved_1", ctypes.c_int32),
+        ("flags", ctypes.c_int32),
+        ("reserved_2", ctypes.c_int32),
+        ("reserved_3", ctypes.c_int32),
+        ("psource", ctypes.c_char_p),
+    ]
+
+
+_KMP_IDENT_KMPC = 0x02
+_LOC = _Ident(0, _KMP_IDENT_KMPC, 0, 0, b";onyx;team;0;0;;")
+_LOC_REF = ctypes.byref(_LOC)
+
+
+@cache
+def _openmp() -> ctypes.CDLL | None:
+    """The Intel OpenMP runtime MKL loaded (found among this process's mappings), or None."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = sorted({line.split()[-1] for line in fh if "libiomp5" in line and "/" in line})
+    except OSError:
+        return None
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+            thread_num = lib.__kmpc_global_thread_num
+            push = lib.__kmpc_push_num_threads
+            fork_call = lib.__kmpc_fork_call
+        except (OSError, AttributeError):
+            continue
+        thread_num.argtypes = [ctypes.c_void_p]
+        thread_num.restype = ctypes.c_int32
+        push.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32]
+        push.restype = None
+        fork_call.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p]
+        fork_call.restype = None
+        return lib
+    return None
+
+
+def size() -> int:
+    """Threads a forked task runs on now: MKL's thread count while MKL (already loaded) runs on
+    Intel OpenMP, else 1."""
+    lib = mkl.loaded()
+    if lib is None:
+        return 1
+    n = int(lib.MKL_Get_Max_Threads())
+    if n <= 1 or _openmp() is None:
+        return 1
+    return n
+
+
+def fork(task_address: int, params: np.ndarray, threads: int) -> None:
+    """Run the compiled task at ``task_address`` on ``threads`` threads of MKL's OpenMP team (see the
+    module docstring); ``params`` is its int64 parameter block, whose first entry this sets. Blocks
+    until every thread is done. ``threads`` comes from :func:`size`, at most the task's rows."""
+    omp = _openmp()
+    if params.dtype != np.int64 or not params.flags.c_contiguous:
+        raise TypeError("a team task's parameters are a contiguous int64 array")
+    threads = max(1, threads)  # a task splits its work by params[0]: never zero, even for no rows
+    params[0] = threads
+    omp.__kmpc_push_num_threads(_LOC_REF, omp.__kmpc_global_thread_num(_LOC_REF), threads)
+    omp.__kmpc_fork_call(_LOC_REF, 1, task_address, params.ctypes.data)

@@ -1,0 +1,180 @@
+"""Compiled loops on MKL's OpenMP threads (onyx.runtime.team): a forked task runs once on every thread
+of the team, only while MKL (loaded by a product) runs on Intel OpenMP, and every kernel that forks
+gives exactly what its single-threaded call gives, over row counts that do not split evenly, biases,
+activations, strides and batches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onyx
+from onyx.errors import OnyxError
+from onyx.ops import _perf
+from onyx.ops.contrib import _common as contrib_common
+from onyx.ops.math import _erf
+from onyx.ops.nn import conv as conv_mod
+from onyx.runtime import blas, mkl, team, threads
+from tests.perf.test_conv_channels_last import _block
+
+numba = pytest.importorskip("numba")
+TASK = pytest.importorskip("onyx.ops._jit_team").TASK
+pytestmark = pytest.mark.skipif(
+    _perf.jit_module("onyx.ops.math._jit") is None, reason="the perf extra (numba) is not installed"
+)
+
+
+@pytest.fixture
+def team3():
+    """MKL loaded and on up to three threads (MKL caps it at the cores), restored afterwards."""
+    blas.matmul(np.ones((256, 256), np.float32), np.ones((256, 256), np.float32))  # loads MKL if chosen
+    if not mkl.active() or team._openmp() is None:
+        pytest.skip("MKL with Intel OpenMP is not onyx's BLAS here")
+    before = threads.get_blas_threads()
+    threads.set_blas_threads(3)
+    try:
+        if team.size() < 2:
+            pytest.skip("MKL runs one thread here")
+        assert team.size() == threads.get_blas_threads()
+        yield team.size()
+    finally:
+        threads.set_blas_threads(before)
+
+
+def _single(monkeypatch):
+    monkeypatch.setattr(team, "size", lambda: 1)
+
+
+@numba.cfunc(TASK)
+def _mark(gtid, tid, p):  # pragma: no cover - compiled
+    p[1 + tid[0]] = 100 + tid[0] + 10 * p[0]
+
+
+def test_a_task_runs_once_on_every_thread(team3):
+    params = np.zeros(1 + team3 + 2, np.int64)
+    team.fork(_mark.address, params, team3)
+    assert params[0] == team3
+    assert params[1 : 1 + team3].tolist() == [100 + t + 10 * team3 for t in range(team3)]
+    assert not params[1 + team3 :].any()  # no thread past the team's size
+    params[:] = 0
+    team.fork(_mark.address, params, 1)  # a team of one: the caller alone
+    assert params[1:].tolist() == [110] + [0] * (team3 + 1)
+
+
+def test_parameters_must_be_a_contiguous_int64_block(team3):
+    with pytest.raises(TypeError):
+        team.fork(_mark.address, np.zeros(4, np.int32), 2)
+    with pytest.raises(TypeError):
+        team.fork(_mark.address, np.zeros(8, np.int64)[::2], 2)
+
+
+def _python(code: str, **env) -> str:
+    full = dict(os.environ, **env)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full
+    ).stdout.strip()
+
+
+def test_a_team_only_once_a_product_loaded_mkl():
+    code = (
+        "import numpy as np; from onyx.runtime import blas, mkl, team, threads;"
+        "before = team.size(); loaded = mkl.loaded() is not None;"
+        "blas.matmul(np.ones((300, 300), np.float32), np.ones((300, 300), np.float32));"
+        "threads.set_blas_threads(2);"
+        "print(before, loaded, mkl.active() and team._openmp() is not None, mkl.get_threads(), team.size())"
+    )
+    first, loaded, on_mkl, mkl_threads, after = _python(code).split()
+    assert (first, loaded) == ("1", "False")  # asking never loads MKL
+    assert after == (mkl_threads if on_mkl == "True" else "1")  # MKL caps its count at the cores
+    assert _python(code, ONYX_BLAS="openblas").split() == ["1", "False", "False", "None", "1"]
+
+
+GELU_SHAPES = [(7, 3072), (1, 3, 4096 * 5 + 17), (2, 5, 96)]
+
+
+@pytest.mark.parametrize("shape", GELU_SHAPES)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("kernel", ["gelu32", "gelu_tanh32"])
+def test_gelu_rows_on_the_team_match_one_thread(team3, monkeypatch, shape, bias, kernel):
+    jit = _perf.jit_module("onyx.ops.math._jit")
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    x.flat[::97] = np.nan
+    x.flat[5::101] = np.inf
+    b = rng.standard_normal(shape[-1]).astype(np.float32) if bias else None
+    monkeypatch.setattr(_erf, "_JIT_PARALLEL", 64)
+    fn, task = getattr(jit, kernel), getattr(jit, kernel + "_task")
+    got = _erf.map_rows_jit(fn, task, x, b)
+    with monkeypatch.context() as m:
+        _single(m)
+        want = _erf.map_rows_jit(fn, task, x, b)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "bias_shape", [None, (1, 1, 1, 37), (2, 1, 1, 37), (2, 1, 5, 37), (2, 3, 5, 37), (1, 3, 1, 37)]
+)
+@pytest.mark.parametrize("scale", [0.125, -0.5])
+def test_softmax_rows_on_the_team_match_one_thread(team3, monkeypatch, bias_shape, scale):
+    jit = _perf.jit_module("onyx.ops.math._jit")
+    rng = np.random.default_rng(4)
+    scores = (rng.standard_normal((2, 3, 5, 37)) * 5).astype(np.float32)
+    scores[0, 1, 2] = -np.inf
+    scores[1, 2, 3, 4] = np.nan
+    bias = None if bias_shape is None else rng.standard_normal(bias_shape).astype(np.float32)
+    monkeypatch.setattr(contrib_common, "_SOFTMAX_PARALLEL", 16)
+    got = scores.copy()
+    contrib_common._softmax_jit(jit, got, scale, bias, "test")
+    want = scores.copy()
+    with monkeypatch.context() as m:
+        _single(m)
+        contrib_common._softmax_jit(jit, want, scale, bias, "test")
+    np.testing.assert_array_equal(got, want)
+
+
+BLOCKS = [
+    # (n, cin, expand, cout, hw, k, stride, pads, act, residual)
+    (1, 8, 24, 8, (13, 11), (3, 3), 1, [1, 1, 1, 1], "Clip", True),
+    (2, 6, 20, 10, (9, 12), (3, 3), 2, [1, 1, 1, 1], "Relu", False),
+    (3, 4, 16, 4, (7, 7), (5, 5), 1, [2, 2, 2, 2], "LeakyRelu", True),
+    (1, 5, 18, 7, (6, 10), (3, 3), 2, [0, 1, 1, 0], "Sigmoid", False),
+    (1, 4, 12, 6, (2, 5), (3, 3), 1, [1, 1, 1, 1], "Relu", False),  # fewer rows than threads
+]
+
+
+@pytest.mark.parametrize("case", BLOCKS)
+def test_channels_last_blocks_on_the_team_match_one_thread(team3, monkeypatch, case):
+    n, cin, expand, cout, hw, k, stride, pads, act, residual = case
+    model, feeds = _block(n, cin, expand, cout, hw, k, stride, pads, act, np.float32, residual)
+    monkeypatch.setattr(conv_mod, "_TEAM_MIN", 8)
+    forks = []
+    real_fork = team.fork
+    monkeypatch.setattr(team, "fork", lambda *a: (forks.append(a[0]), real_fork(*a)))
+    sess = onyx.InferenceSession(model)
+    got = [sess.run(None, feeds)[0] for _ in range(2)]  # the second run replays the recorded kernels
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    assert jit.depthwise_cl_task.address in forks and jit.epilogue_cl_task.address in forks
+    with monkeypatch.context() as m:
+        _single(m)
+        want = onyx.InferenceSession(model).run(None, feeds)[0]
+    for g in got:
+        np.testing.assert_array_equal(g, want)
+
+
+def test_float64_stays_on_one_thread(team3, monkeypatch):
+    model, feeds = _block(1, 4, 12, 4, (8, 8), (3, 3), 1, [1, 1, 1, 1], "Relu", np.float64, True)
+    monkeypatch.setattr(conv_mod, "_TEAM_MIN", 8)
+    monkeypatch.setattr(team, "fork", lambda *a: (_ for _ in ()).throw(AssertionError("forked")))
+    sess = onyx.InferenceSession(model)
+    assert sess.run(None, feeds)[0].dtype == np.float64
+
+
+def test_bad_feeds_still_raise_before_any_fork(team3, monkeypatch):
+    model, feeds = _block(1, 4, 12, 4, (8, 8), (3, 3), 1, [1, 1, 1, 1], "Relu", np.float32, False)
+    sess = onyx.InferenceSession(model)
+    with pytest.raises(OnyxError):
+        sess.run(None, {"x": np.ones((1, 5, 8, 8), np.float32)})
