@@ -178,3 +178,35 @@ def test_bad_feeds_still_raise_before_any_fork(team3, monkeypatch):
     sess = onyx.InferenceSession(model)
     with pytest.raises(OnyxError):
         sess.run(None, {"x": np.ones((1, 5, 8, 8), np.float32)})
+
+
+def test_sessions_on_several_python_threads_and_in_a_forked_child(team3, monkeypatch):
+    """Each Python thread that forks is a root with a team of its own (as for MKL's GEMMs); a forked
+    child process gets a working team too (Intel OpenMP re-initialises there)."""
+    import threading
+
+    model, feeds = _block(1, 8, 24, 8, (13, 11), (3, 3), 1, [1, 1, 1, 1], "Clip", np.float32, True)
+    monkeypatch.setattr(conv_mod, "_TEAM_MIN", 8)
+    sess = onyx.InferenceSession(model)
+    want = sess.run(None, feeds)[0]
+    same = []
+
+    def work():
+        for _ in range(10):
+            same.append(np.array_equal(sess.run(None, feeds)[0], want))
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join(timeout=120)
+    assert same == [True] * 30
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        ok = np.array_equal(sess.run(None, feeds)[0], want)
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1" and status == 0
