@@ -210,3 +210,14 @@ def test_sessions_on_several_python_threads_and_in_a_forked_child(team3, monkeyp
     os.close(write)
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1" and status == 0
+
+
+def test_one_intra_op_thread_means_no_team(team3, monkeypatch):
+    model, feeds = _block(1, 8, 24, 8, (13, 11), (3, 3), 1, [1, 1, 1, 1], "Clip", np.float32, True)
+    monkeypatch.setattr(conv_mod, "_TEAM_MIN", 8)
+    want = onyx.InferenceSession(model).run(None, feeds)[0]
+    monkeypatch.setattr(team, "fork", lambda *a: (_ for _ in ()).throw(AssertionError("forked")))
+    opts = onyx.SessionOptions()
+    opts.intra_op_num_threads = 1
+    got = onyx.InferenceSession(model, opts).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, want)
