@@ -13,9 +13,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onyx
 from onyx.ir.builder import GraphBuilder
-from onyx.ops import _perf
+from onyx.ops import _native, _perf
 from onyx.ops.nn import conv as conv_mod
 from onyx.ops.nn.conv import conv_forward
+from onyx.runtime import team
 
 pytestmark = pytest.mark.skipif(
     _perf.jit_module("onyx.ops.nn._jit") is None, reason="the perf extra (numba) is not installed"
@@ -366,8 +367,8 @@ def test_depthwise_cl_every_width_and_edge(width, stride, pads):
 def test_rgb_stem_into_depthwise_leaves_channels_last(act, bias, shape, monkeypatch):
     """An RGB stem (3x3, stride 2, three input channels: the column-matrix GEMM) whose only consumer is
     a depthwise convolution leaves its output channels-last (the GEMM the other way round, finished by
-    epilogue_crop_cl); the depthwise layer then runs channels-last. Same values as the numpy paths and
-    onnxruntime; a non-compiled activation (Sigmoid) keeps the NCHW output."""
+    the compiled crop epilogue's team task); the depthwise layer then runs channels-last. Same values
+    as the numpy paths and onnxruntime; a non-compiled activation (Sigmoid) keeps the NCHW output."""
     rng = np.random.default_rng(len(act) + 7 * bias + shape[0])
     m = 12
     op, attrs = ACTS[act]
@@ -396,12 +397,11 @@ def test_rgb_stem_into_depthwise_leaves_channels_last(act, bias, shape, monkeypa
     model = model.SerializeToString()
     feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    crops = []
-    jit = _perf.jit_module("onyx.ops.nn._jit")
-    real = jit.epilogue_crop_cl
-    monkeypatch.setattr(jit, "epilogue_crop_cl", lambda *a: crops.append(1) or real(*a))
+    tasks = []
+    real = team.run
+    monkeypatch.setattr(team, "run", lambda *a: tasks.append(a[0]) or real(*a))
     got = onyx.InferenceSession(model).run(None, feeds)[0]
-    assert bool(crops) == (act != "Sigmoid")
+    assert (_native.task("onyx.ops.nn._jit", "_epilogue_crop_cl_task") in tasks) == (act != "Sigmoid")
     monkeypatch.setenv("ONYX_NO_PERF", "1")
     plain = onyx.InferenceSession(model).run(None, feeds)[0]
     assert got.flags.c_contiguous and got.shape == want.shape

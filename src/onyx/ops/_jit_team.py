@@ -50,20 +50,3 @@ def f64_array(address, shape):  # pragma: no cover - compiled
 def share(n, tid, threads):  # pragma: no cover - compiled
     """The part ``[lo, hi)`` of ``range(n)`` that thread ``tid`` of ``threads`` takes."""
     return n * tid // threads, n * (tid + 1) // threads
-
-
-class LazyTask:
-    """A team task compiled on first use: ``LazyTask(fn).address`` is the address of
-    ``cfunc(TASK)(fn)`` (cached on disk like the other compiled loops)."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self._compiled = None
-
-    @property
-    def address(self) -> int:
-        if self._compiled is None:
-            from numba import cfunc
-
-            self._compiled = cfunc(TASK, cache=True, nogil=True)(self.fn)
-        return self._compiled.address

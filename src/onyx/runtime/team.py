@@ -19,6 +19,7 @@ more than one thread; otherwise :func:`size` is 1 and callers run their loop dir
 from __future__ import annotations
 
 import ctypes
+import os
 from functools import cache
 
 import numpy as np
@@ -69,11 +70,24 @@ def _openmp() -> ctypes.CDLL | None:
     return None
 
 
+#: set in a child process made by os.fork: the parent's team does not exist there (Intel OpenMP's
+#: workers are not copied by fork, and a fork call in the child waited for them forever)
+_FORKED = [False]
+
+
+def _forget_team_in_child() -> None:
+    _FORKED[0] = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_team_in_child)
+
+
 def size() -> int:
     """Threads a forked task runs on now: MKL's thread count while MKL (already loaded) runs on
-    Intel OpenMP, else 1."""
+    Intel OpenMP, else 1 (and 1 in a child process made by os.fork)."""
     lib = mkl.loaded()
-    if lib is None:
+    if lib is None or _FORKED[0]:
         return 1
     n = int(lib.MKL_Get_Max_Threads())
     if n <= 1 or _openmp() is None:
@@ -81,13 +95,37 @@ def size() -> int:
     return n
 
 
+_TASK_CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_ZERO = ctypes.c_int32(0)
+_ZERO_ADDRESS = ctypes.addressof(_ZERO)
+_CALLABLES: dict[int, ctypes._CFuncPtr] = {}
+
+
+def run(task_address: int, params: np.ndarray, threads: int) -> None:
+    """Run the compiled task at ``task_address``: forked on ``threads`` threads of MKL's team when
+    ``threads`` > 1 (see :func:`fork`), else called directly on this thread (thread 0 of 1)."""
+    if threads > 1:
+        fork(task_address, params, threads)
+        return
+    _check(params)
+    params[0] = 1
+    call = _CALLABLES.get(task_address)
+    if call is None:
+        call = _CALLABLES[task_address] = _TASK_CALL(task_address)
+    call(_ZERO_ADDRESS, _ZERO_ADDRESS, params.ctypes.data)
+
+
+def _check(params: np.ndarray) -> None:
+    if params.dtype != np.int64 or not params.flags.c_contiguous:
+        raise TypeError("a team task's parameters are a contiguous int64 array")
+
+
 def fork(task_address: int, params: np.ndarray, threads: int) -> None:
     """Run the compiled task at ``task_address`` on ``threads`` threads of MKL's OpenMP team (see the
     module docstring); ``params`` is its int64 parameter block, whose first entry this sets. Blocks
     until every thread is done. ``threads`` comes from :func:`size`, at most the task's rows."""
     omp = _openmp()
-    if params.dtype != np.int64 or not params.flags.c_contiguous:
-        raise TypeError("a team task's parameters are a contiguous int64 array")
+    _check(params)
     threads = max(1, threads)  # a task splits its work by params[0]: never zero, even for no rows
     params[0] = threads
     omp.__kmpc_push_num_threads(_LOC_REF, omp.__kmpc_global_thread_num(_LOC_REF), threads)

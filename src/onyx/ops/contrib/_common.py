@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
+from onyx.ops import _native, _perf
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.runtime import blas, team
 from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
@@ -200,7 +200,7 @@ def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None,
             [0, *scores.shape, scores.ctypes.data, bb.ctypes.data, *bb.shape, bias is not None, sc_bits],
             np.int64,
         )
-        team.fork(jit.softmax_rows_task.address, params, min(members, rows))
+        team.fork(_native.task("onyx.ops.math._jit", "_softmax_rows_task"), params, min(members, rows))
         return
     threads = loop_threads() if big else 1
     parts = split_ranges(rows, threads)

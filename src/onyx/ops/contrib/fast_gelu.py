@@ -18,7 +18,7 @@ def fast_gelu(X, bias=None):  # noqa: N803
         and (bias is None or (bias.dtype == np.float32 and bias.size == x.shape[-1]))
         and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None
     ):
-        return back(map_rows_jit(jit.gelu_tanh32, jit.gelu_tanh32_task, x, bias), X.dtype)
+        return back(map_rows_jit(jit.gelu_tanh32, "_gelu_tanh32_task", x, bias), X.dtype)
     if bias is not None:
         try:
             x = np.add(x, to_compute(bias))

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from onyx.ops import _perf
+from onyx.ops import _native, _perf
 from onyx.runtime import team
 from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
@@ -255,10 +255,11 @@ JIT_MIN = 1 << 13
 _JIT_ROW = 4096
 
 
-def map_rows_jit(fn, task, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+def map_rows_jit(fn, task: str, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """A new float32 array ``fn`` gives for ``x`` (+ ``bias`` over the last axis): ``fn(xs, b, out, r0,
     r1)`` is a compiled elementwise loop over rows r0:r1 of a 2-D view; from ``_JIT_PARALLEL``
-    elements its rows go to MKL's threads as the team task ``task`` (onyx.runtime.team), or to
+    elements its rows go to MKL's threads as the team task named ``task`` in onyx.ops.math._jit (see
+    onyx.runtime.team and onyx.ops._native), or to
     onyx's threads while BLAS runs none of its own."""
     xc = np.ascontiguousarray(x, dtype=_F32)
     out = np.empty(xc.shape, dtype=_F32)
@@ -279,7 +280,7 @@ def map_rows_jit(fn, task, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray
             params = np.array(
                 [0, rows, cols, xs.ctypes.data, b.ctypes.data, b.size, os_.ctypes.data], np.int64
             )
-            team.fork(task.address, params, min(members, rows))
+            team.fork(_native.task("onyx.ops.math._jit", task), params, min(members, rows))
         return out
     threads = loop_threads() if big else 1
     tasks = []
@@ -297,7 +298,7 @@ def map_rows_jit(fn, task, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray
 
 def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by jit.gelu32."""
-    return map_rows_jit(jit.gelu32, jit.gelu32_task, x, bias)
+    return map_rows_jit(jit.gelu32, "_gelu32_task", x, bias)
 
 
 #: elements from which the compiled gelu splits its rows over threads

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from onyx.ops._jit_team import LazyTask, f32_array, share
+from onyx.ops._jit_team import f32_array, share
 from onyx.ops.math._erf import _G32C, _S32C
 
 _F = np.float32
@@ -217,8 +217,3 @@ def _softmax_rows_task(gtid, tid, p):  # pragma: no cover - compiled
     r0, r1 = share(p[1] * p[2] * p[3], tid[0], p[0])
     bias = f32_array(p[6], (p[7], p[8], p[9], p[10]))
     softmax_rows(f32_array(p[5], shape), _f32_from_bits(np.int32(p[12])), bias, p[11] != 0, r0, r1)
-
-
-gelu32_task = LazyTask(_gelu32_task)
-gelu_tanh32_task = LazyTask(_gelu_tanh32_task)
-softmax_rows_task = LazyTask(_softmax_rows_task)

@@ -8,10 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from onyx.ops._jit_team import LazyTask, f32_array, f64_array, share
-
-#: activation codes understood by :func:`depthwise2d` (others are applied afterwards in numpy)
-ACTIVATIONS = {"": 0, "Relu": 1, "Clip": 2, "LeakyRelu": 3}
+from onyx.ops._jit_team import f32_array, f64_array, share
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, inline="always")
@@ -566,5 +563,12 @@ def _epilogue_cl_task(gtid, tid, p):  # pragma: no cover - compiled
     epilogue_cl(y, f32_array(p[4], (c,)), f32_array(p[4], (0, c)), p[5], ab[0], ab[1])
 
 
-depthwise_cl_task = LazyTask(_depthwise_cl_task)
-epilogue_cl_task = LazyTask(_epilogue_cl_task)
+def _epilogue_crop_cl_task(gtid, tid, p):  # pragma: no cover - compiled
+    """epilogue_crop_cl on float32 rows as a team task: parameters [threads, rows, W * C, y, source
+    row length, source, tiled bias, its length, act, (alpha, beta) (address of two float64)]."""
+    rows, width, row = p[1], p[2], p[4]
+    r0, r1 = share(rows, tid[0], p[0])
+    ab = f64_array(p[9], (2,))
+    y = f32_array(p[3] + r0 * width * 4, (r1 - r0, width))
+    src = f32_array(p[5] + r0 * row * 4, (r1 - r0, row))
+    epilogue_crop_cl(src, y, f32_array(p[6], (p[7],)), p[8], ab[0], ab[1])

@@ -12,9 +12,10 @@ from functools import lru_cache
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
+from onyx.ops import _native, _perf
 from onyx.ops._derived import derived
 from onyx.ops.nn._common import (
+    JIT_ACTIVATIONS,
     as_compute_weight,
     as_ints,
     back,
@@ -36,6 +37,7 @@ _DW_BLOCK_BYTES = 256 << 10  # depthwise: bytes of one work array of a block of 
 _DW_CL_CHANNELS = 128  # depthwise: channels-last planes from this many channels ...
 _DW_CL_LENGTH = 1024  # ... and at most this many (padded-row) output positions
 _DW_SPLIT = 1 << 20  # depthwise: multiply-adds above which the channel blocks go to several threads
+_NN_JIT = "onyx.ops.nn._jit"
 _TEAM_MIN = 1 << 14  # channels-last kernels: output elements from which they run on MKL's threads (team)
 
 
@@ -268,12 +270,15 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
     recorded there as a replay (see conv_forward)."""
     n, c = x.shape[:2]
     m = w.shape[0]
-    if any(d != 1 for d in dilations):
+    if any(d != 1 for d in dilations) or not _native.available():
         return None
-    jit = _perf.jit_module("onyx.ops.nn._jit")
-    if jit is None:
+    # float32 runs the team tasks (machine code numba compiled once, loaded without numba:
+    # onyx.ops._native), on MKL's threads when they are there; float64 the numba loops themselves
+    native = x.dtype == np.float32
+    jit = None if native else _perf.jit_module("onyx.ops.nn._jit")
+    if not native and jit is None:
         return None
-    code, alpha, beta = _act_args(jit, act)
+    code, alpha, beta = _act_args(act)
     if z is not None or (post is not None and code is None):
         code = 0  # numpy finishes: Z first, then the activation
     bias = np.zeros(m, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
@@ -285,20 +290,20 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
         wk = derived(w, "depthwise_cl", lambda: np.ascontiguousarray(np.moveaxis(w[:, 0], 0, -1)))
         shape = (n, out[0], out[1], m)
         sh, sw, ph, pw = strides[0], strides[1], pb[0], pb[1]
+        task = _native.task(_NN_JIT, "_depthwise_cl_task") if native else None
 
         def replay(x, z):
             ycl = np.empty(shape, dtype=x.dtype)
             xcl = x.transpose(0, 2, 3, 1)
-            members = team.size() if ycl.size >= _TEAM_MIN and ycl.dtype == np.float32 else 1
-            if members > 1:
+            if task is None:
+                jit.depthwise_cl(xcl, wk, bias, ycl, sh, sw, ph, pw, code, alpha, beta)
+            else:
                 params = np.array(
                     [0, *xcl.shape, xcl.ctypes.data, *wk.shape[:2], wk.ctypes.data, bias.ctypes.data,
                      ycl.ctypes.data, *shape[1:3], sh, sw, ph, pw, code, act_args.ctypes.data],
                     np.int64,
                 )  # fmt: skip
-                team.fork(jit.depthwise_cl_task.address, params, min(members, n * shape[1]))
-            else:
-                jit.depthwise_cl(xcl, wk, bias, ycl, sh, sw, ph, pw, code, alpha, beta)
+                team.run(task, params, _members(ycl.size, n * shape[1]))
             return _cl_finish(ycl, z, finish)
 
     elif (
@@ -308,20 +313,20 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
         wt = derived(w, "1x1_channels_last", lambda: np.ascontiguousarray(w.reshape(m, c).T))
         shape = (n, out[0], out[1], m)
         no_rows = _NO_ROWS[x.dtype]
+        task = _native.task(_NN_JIT, "_epilogue_cl_task") if native else None
 
         def replay(x, z):
             xcl = x.transpose(0, 2, 3, 1)
             a = xcl.reshape(n, hw, c) if xcl.flags.c_contiguous else x.reshape(n, c, hw).transpose(0, 2, 1)
             ycl = blas.matmul(a, wt).reshape(shape)
             rows = ycl.reshape(-1, m)
-            members = team.size() if ycl.size >= _TEAM_MIN and ycl.dtype == np.float32 else 1
-            if members > 1:
+            if task is None:
+                jit.epilogue_cl(rows, bias, no_rows, code, alpha, beta)
+            else:
                 params = np.array(
                     [0, *rows.shape, rows.ctypes.data, bias.ctypes.data, code, act_args.ctypes.data], np.int64
                 )
-                team.fork(jit.epilogue_cl_task.address, params, min(members, rows.shape[0]))
-            else:
-                jit.epilogue_cl(rows, bias, no_rows, code, alpha, beta)
+                team.run(task, params, _members(rows.size, rows.shape[0]))
             return _cl_finish(ycl, z, finish)
 
     else:
@@ -329,6 +334,11 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
     if memo is not None and not w.flags.writeable and (b is None or not b.flags.writeable):
         memo.record(x, w, b, z, replay)  # frozen weights only: the replay keeps what it derived from them
     return replay(x, z)
+
+
+def _members(size: int, rows: int) -> int:
+    """Threads a channels-last team task of ``size`` output elements over ``rows`` rows runs on."""
+    return min(team.size(), rows) if size >= _TEAM_MIN else 1
 
 
 def _cl_finish(ycl, z, post):
@@ -441,19 +451,19 @@ def _conv_planes(
     if threads > 1:
         blocks = max(blocks, 2 * threads)
     parts = split_ranges(out[0], min(blocks, out[0]))
-    fin = _epilogue_args(x, b, z, y.shape, act, post) if nd == 2 else None
+    cl_args = _crop_cl_args(x, b, z, act, post, out[1]) if channels_last and not direct and nd == 2 else None
+    cl = cl_args is not None
+    fin = _epilogue_args(x, b, z, y.shape, act, post) if nd == 2 and not cl else None
     # numpy finishes the output: the bias rides in the GEMM (a row of ones under a column of biases),
     # and a ReLU goes with the copy out of the wider rows, one pass instead of three (a few input
     # channels, as in an RGB stem; with a big weight the copy with its bias column costs more)
-    fold = not direct and fin is None and bias is not None and wt.size <= _FOLD_MAX
+    fold = not direct and not cl and fin is None and bias is not None and wt.size <= _FOLD_MAX
     if fold:
         wt = np.concatenate([wt, b.reshape(m, 1).astype(wt.dtype, copy=False)], axis=1)
         bias = None
     relu = z is None and act is not None and act[0] == "Relu"
-    cl = channels_last and not direct and not fold and fin is not None and z is None
     if cl:
         ycl = np.empty((n,) + tuple(out) + (m,), dtype=x.dtype)
-        bias_row = np.tile(fin[1], out[1]) if fin[1].shape[0] else fin[1]  # the bias of a row of positions
 
     def task(i: int) -> None:
         r0, r1 = parts[i]
@@ -467,11 +477,16 @@ def _conv_planes(
                 start = off + r0 * row
                 taps_cols[:, t] = planes[phase][:, :, start : start + span]
         if cl:
-            jit, _, _, code, alpha, beta = fin
+            finish_task, bias_row, code, act_args = cl_args
             for img in range(n):
                 full_t = blas.matmul(cols[img].T, wt.T)  # (positions, M)
                 dst = ycl[img, r0:r1].reshape(r1 - r0, out[1] * m)
-                jit.epilogue_crop_cl(full_t.reshape(r1 - r0, row * m), dst, bias_row, code, alpha, beta)
+                params = np.array(
+                    [0, *dst.shape, dst.ctypes.data, row * m, full_t.ctypes.data, bias_row.ctypes.data,
+                     bias_row.size, code, act_args.ctypes.data],
+                    np.int64,
+                )  # fmt: skip
+                team.run(finish_task, params, _members(dst.size, dst.shape[0]))
             return
         if direct:
             full = np.empty((n, m, span), dtype=x.dtype)
@@ -565,11 +580,11 @@ def _dw_tap_arrays(taps: tuple, strides: tuple) -> tuple[np.ndarray, np.ndarray]
     return tap_phase, tap_off
 
 
-def _act_args(jit, act) -> tuple:
+def _act_args(act) -> tuple:
     """(code, alpha, beta) of an activation (ONNX op name, params) for the compiled loops; code None
     when they do not know it."""
     name, params = act if act is not None else ("", ())
-    code = jit.ACTIVATIONS.get(name)
+    code = JIT_ACTIVATIONS.get(name)
     alpha = beta = 0.0
     if code == 2:
         alpha = float(params[0]) if len(params) > 0 else -np.inf
@@ -577,6 +592,25 @@ def _act_args(jit, act) -> tuple:
     elif code == 3:
         alpha = float(params[0]) if params else 0.01
     return code, alpha, beta
+
+
+def _crop_cl_args(x, b, z, act, post, width: int) -> tuple | None:
+    """What the channels-last finish of a column-matrix convolution (_jit._epilogue_crop_cl_task)
+    needs: (task address, the bias tiled ``width`` times, activation code, (alpha, beta)); None where
+    it does not apply (not float32, a ``z``, an activation it does not know, no perf extra)."""
+    if (
+        x.dtype != np.float32
+        or z is not None
+        or (post is not None and act is None)
+        or not _native.available()
+    ):
+        return None
+    code, alpha, beta = _act_args(act)
+    if code is None:
+        return None
+    bias = np.zeros(0, np.float32) if b is None else np.tile(np.ascontiguousarray(b, dtype=np.float32), width)
+    task = _native.task(_NN_JIT, "_epilogue_crop_cl_task")
+    return task, bias, code, np.array([alpha, beta], np.float64)
 
 
 def _epilogue_args(x, b, z, y_shape: tuple, act, post) -> tuple | None:
@@ -587,7 +621,7 @@ def _epilogue_args(x, b, z, y_shape: tuple, act, post) -> tuple | None:
     jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)  # a few percent: not worth loading numba
     if jit is None:
         return None
-    code, alpha, beta = _act_args(jit, act)
+    code, alpha, beta = _act_args(act)
     if code is None:
         return None
     bias = np.zeros(0, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
@@ -607,7 +641,7 @@ def _depthwise_jit(jit, x, w, b, pb, pe, kernel, strides, dilations, out, thread
         tuple(x.shape[2:]), tuple(kernel), tuple(strides), tuple(dilations), tuple(pb), tuple(pe), tuple(out)
     )
     tap_phase, tap_off = _dw_tap_arrays(taps, tuple(strides))
-    code, alpha, beta = _act_args(jit, act)
+    code, alpha, beta = _act_args(act)
     mult = w.shape[0] // c
     wk = np.ascontiguousarray(w.reshape(c * mult, -1))
     bias = np.zeros(0, dtype=x.dtype) if b is None else np.ascontiguousarray(b, dtype=x.dtype)
