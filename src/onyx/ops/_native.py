@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import ctypes
 import glob
-import hashlib
 import importlib.util
 import os
 import platform
 import struct
 import sys
-import tempfile
 import threading
 from functools import cache
+
+try:  # CPython's own BLAKE2: hashlib would load OpenSSL's libcrypto (~3 MB of memory) for one hash
+    from _blake2 import blake2b as _hash
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b as _hash
 
 from onyx.ops import _perf
 
@@ -91,12 +94,12 @@ def _machine_key() -> bytes:
         parts += [ln for ln in info.splitlines() if ln.startswith((b"model name", b"flags", b"vendor_id"))]
     except OSError:
         parts.append(b"?")
-    return hashlib.sha256(b"\0".join(parts)).digest()
+    return _hash(b"\0".join(parts)).digest()
 
 
 def _source_key(module: str) -> str:
     spec = importlib.util.find_spec(module)
-    digest = hashlib.sha256(_machine_key())
+    digest = _hash(_machine_key())
     for path in (spec.origin, os.path.join(os.path.dirname(__file__), "_jit_team.py")):
         with open(path, "rb") as fh:
             digest.update(fh.read())
@@ -152,6 +155,8 @@ def _compile(module: str, name: str) -> tuple[int, bytes | None]:
 
 
 def _write_atomically(path: str, data: bytes) -> None:
+    import tempfile
+
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
