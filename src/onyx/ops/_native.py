@@ -43,6 +43,7 @@ _KEEP: list = []  # compiled numba cfuncs and mapped regions: alive for the proc
 
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
 _SHT_SYMTAB, _SHT_RELA, _SHT_NOBITS = 2, 4, 8
+_SHN_ABS, _SHN_COMMON = 0xFFF1, 0xFFF2
 _R_X86_64_64, _R_X86_64_PC32, _R_X86_64_PLT32, _R_X86_64_PC64 = 1, 2, 4, 24
 _PROT_READ, _PROT_WRITE, _PROT_EXEC = 1, 2, 4
 _MAP_PRIVATE_ANONYMOUS = 0x22
@@ -54,7 +55,7 @@ class NativeError(Exception):
 
 @cache
 def _numba_dir() -> str | None:
-    spec = importlib.util.find_spec("numba") if not _perf.perf_disabled() else None
+    spec = importlib.util.find_spec("numba")
     return os.path.dirname(spec.origin) if spec is not None and spec.origin else None
 
 
@@ -129,8 +130,8 @@ def _find_or_compile(module: str, name: str) -> int:
         try:
             with open(path, "rb") as fh:
                 return _load_object(fh.read())
-        except (OSError, NativeError, KeyError, ValueError, struct.error):
-            pass  # absent or unusable: compile below (and rewrite it)
+        except Exception:  # noqa: BLE001 - absent, damaged or unusable: compile below (and rewrite it)
+            pass
     address, obj = _compile(module, name)
     if path is not None and obj is not None:
         _write_atomically(path, obj)
@@ -256,14 +257,29 @@ def _load_object(obj: bytes) -> int:
 
     for s in secs:
         s["sname"] = string(secs[shstrndx], s["name"])
-    # two regions: code (made read + execute) and data (read + write); .eh_frame is not needed
+    symtab = next(s for s in secs if s["type"] == _SHT_SYMTAB)
+    symbols = []  # (name, section index, value, size)
+    for j in range(symtab["size"] // 24):
+        st_name, _, _, shndx, value, size = struct.unpack_from("<IBBHQQ", obj, symtab["off"] + j * 24)
+        symbols.append((string(secs[symtab["link"]], st_name) if st_name else "", shndx, value, size))
+    # two regions: code (made read + execute) and data (read + write, COMMON symbols included: numba's
+    # environment pointer, zero here, read only on paths that raise); .eh_frame is not needed
     regions = {True: 0, False: 0}
+
+    def place(code: bool, align: int, size: int) -> int:
+        at = (regions[code] + align - 1) // align * align
+        regions[code] = at + size
+        return at
+
     for s in secs:
         if s["flags"] & _SHF_ALLOC and s["size"] and s["sname"] != ".eh_frame":
-            code = bool(s["flags"] & _SHF_EXECINSTR)
-            align = max(1, s["align"])
-            s["code"], s["at"] = code, (regions[code] + align - 1) // align * align
-            regions[code] = s["at"] + s["size"]
+            s["code"] = bool(s["flags"] & _SHF_EXECINSTR)
+            s["at"] = place(s["code"], max(1, s["align"]), s["size"])
+    commons = {
+        j: place(False, max(1, value), size)
+        for j, (_, shndx, value, size) in enumerate(symbols)
+        if shndx == _SHN_COMMON
+    }
     bases = {kind: _map(size) for kind, size in regions.items()}
     _KEEP.append(bases)
     for s in secs:
@@ -271,17 +287,18 @@ def _load_object(obj: bytes) -> int:
             s["address"] = bases[s["code"]] + s["at"]
             if s["type"] != _SHT_NOBITS:  # NOBITS stays as the zeroed pages it is mapped as
                 ctypes.memmove(s["address"], obj[s["off"] : s["off"] + s["size"]], s["size"])
-    symtab = next(s for s in secs if s["type"] == _SHT_SYMTAB)
     names, addresses = [], []
-    for j in range(symtab["size"] // 24):
-        st_name, _, _, shndx, value, _ = struct.unpack_from("<IBBHQQ", obj, symtab["off"] + j * 24)
-        name = string(secs[symtab["link"]], st_name) if st_name else ""
+    for j, (name, shndx, value, _) in enumerate(symbols):
         if shndx == 0:
             address = _resolve(name) if name else 0
         elif shndx < 0xFF00:
             address = secs[shndx].get("address", 0) + value if "address" in secs[shndx] else None
-        else:
+        elif shndx == _SHN_ABS:
             address = value
+        elif shndx == _SHN_COMMON:
+            address = bases[False] + commons[j]
+        else:
+            raise NativeError(f"symbol {name!r} in special section {shndx:#x}")
         names.append(name)
         addresses.append(address)
     for s in secs:
