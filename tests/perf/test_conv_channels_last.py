@@ -398,8 +398,8 @@ def test_rgb_stem_into_depthwise_leaves_channels_last(act, bias, shape, monkeypa
     feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     tasks = []
-    real = team.run
-    monkeypatch.setattr(team, "run", lambda *a: tasks.append(a[0]) or real(*a))
+    real = team.run_rows
+    monkeypatch.setattr(team, "run_rows", lambda *a: tasks.append(a[0]) or real(*a))
     got = onyx.InferenceSession(model).run(None, feeds)[0]
     assert (_native.task("onyx.ops.nn._jit", "_epilogue_crop_cl_task") in tasks) == (act != "Sigmoid")
     monkeypatch.setenv("ONYX_NO_PERF", "1")

@@ -108,12 +108,16 @@ def test_gelu_rows_on_the_team_match_one_thread(team3, monkeypatch, shape, bias,
     x.flat[5::101] = np.inf
     b = rng.standard_normal(shape[-1]).astype(np.float32) if bias else None
     monkeypatch.setattr(_erf, "_JIT_PARALLEL", 64)
-    fn, task = getattr(jit, kernel), "_" + kernel + "_task"
-    got = _erf.map_rows_jit(fn, task, x, b)
+    got = _erf.map_rows_jit("_" + kernel + "_task", x, b)
     with monkeypatch.context() as m:
         _single(m)
-        want = _erf.map_rows_jit(fn, task, x, b)
+        want = _erf.map_rows_jit("_" + kernel + "_task", x, b)
     np.testing.assert_array_equal(got, want)
+    rows = x.reshape(-1, shape[-1]) if bias else None
+    if rows is not None:  # and what the compiled loop gives called straight from numba
+        direct = np.empty_like(rows)
+        getattr(jit, kernel)(rows, b, direct, 0, rows.shape[0])
+        np.testing.assert_array_equal(got.reshape(rows.shape), direct)
 
 
 @pytest.mark.parametrize(
@@ -129,12 +133,16 @@ def test_softmax_rows_on_the_team_match_one_thread(team3, monkeypatch, bias_shap
     bias = None if bias_shape is None else rng.standard_normal(bias_shape).astype(np.float32)
     monkeypatch.setattr(contrib_common, "_SOFTMAX_PARALLEL", 16)
     got = scores.copy()
-    contrib_common._softmax_jit(jit, got, scale, bias, "test")
+    contrib_common._softmax_native(got, scale, bias, "test")
     want = scores.copy()
     with monkeypatch.context() as m:
         _single(m)
-        contrib_common._softmax_jit(jit, want, scale, bias, "test")
+        contrib_common._softmax_native(want, scale, bias, "test")
     np.testing.assert_array_equal(got, want)
+    bb = got if bias is None else contrib_common._bias_rows(bias, scores.shape, "test")
+    direct = scores.copy()  # what the compiled loop gives called straight from numba
+    jit.softmax_rows(direct, np.float32(scale), bb, bias is not None, 0, 30)
+    np.testing.assert_array_equal(got, direct)
 
 
 BLOCKS = [
@@ -229,3 +237,25 @@ def test_one_intra_op_thread_means_no_team(team3, monkeypatch):
     opts.intra_op_num_threads = 1
     got = onyx.InferenceSession(model, opts).run(None, feeds)[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+@pytest.mark.parametrize("simplified", [False, True])
+def test_norm_rows_from_cached_code_match_numba(skip, simplified):
+    from onyx.ops.nn._norm import norm_rows_jit
+
+    jit = _perf.jit_module("onyx.ops.nn._jit")
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((37, 96)) * 3).astype(np.float32)
+    x[3, 5] = np.nan
+    sk = rng.standard_normal((37, 96)).astype(np.float32) if skip else None
+    g, b = rng.standard_normal(96).astype(np.float32), rng.standard_normal(96).astype(np.float32)
+    bias = rng.standard_normal(96).astype(np.float32)
+    y, s, mean, inv = norm_rows_jit(
+        x, 1e-5, g, None if simplified else b, skip=sk, bias=bias, simplified=simplified, keep_sum=True
+    )
+    e1, e2 = np.zeros(0, np.float32), np.zeros((0, 0), np.float32)
+    want = [np.empty_like(x), np.empty_like(x), np.empty(37, np.float32), np.empty(37, np.float32)]
+    jit.norm_rows(x, e2 if sk is None else sk, bias, g, e1 if simplified else b, 1e-5, simplified, *want)
+    for got, ref in zip((y, s, mean.ravel(), inv.ravel()), want):
+        np.testing.assert_array_equal(got, ref)

@@ -96,23 +96,42 @@ def size() -> int:
 
 
 _TASK_CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_ZERO = ctypes.c_int32(0)
-_ZERO_ADDRESS = ctypes.addressof(_ZERO)
+_IDS = [(ctypes.c_int32 * n)(*range(n)) for n in range(17)]  # thread ids 0..n-1, kept alive
 _CALLABLES: dict[int, ctypes._CFuncPtr] = {}
 
 
-def run(task_address: int, params: np.ndarray, threads: int) -> None:
-    """Run the compiled task at ``task_address``: forked on ``threads`` threads of MKL's team when
-    ``threads`` > 1 (see :func:`fork`), else called directly on this thread (thread 0 of 1)."""
-    if threads > 1:
-        fork(task_address, params, threads)
+def run_rows(task_address: int, params: np.ndarray, rows: int, parallel: bool) -> None:
+    """Run a compiled task whose work is ``rows`` rows: on MKL's team when ``parallel`` and MKL's
+    threads are there, else on onyx's own threads when ``parallel`` and BLAS runs none of its own
+    (onyx.runtime.threads.loop_threads), else in one call on this thread."""
+    members = size() if parallel else 1
+    if members > 1:
+        fork(task_address, params, min(members, rows))
         return
+    from onyx.runtime.threads import loop_threads
+
+    threads = loop_threads() if parallel else 1
+    run_parts(task_address, params, min(2 * threads, rows) if threads > 1 else 1, threads)
+
+
+def run_parts(task_address: int, params: np.ndarray, parts: int, threads: int) -> None:
+    """Run the compiled task at ``task_address`` as ``parts`` calls, call i acting as thread i of
+    ``parts``, over ``threads`` of onyx's own threads (onyx.runtime.threads.parallel_for; each call
+    releases the GIL): for when BLAS runs no threads of its own to fork onto."""
     _check(params)
-    params[0] = 1
+    parts = max(1, parts)
+    params[0] = parts
     call = _CALLABLES.get(task_address)
     if call is None:
         call = _CALLABLES[task_address] = _TASK_CALL(task_address)
-    call(_ZERO_ADDRESS, _ZERO_ADDRESS, params.ctypes.data)
+    ids = _IDS[parts] if parts < len(_IDS) else (ctypes.c_int32 * parts)(*range(parts))
+    base = ctypes.addressof(ids)
+    if parts == 1:
+        call(base, base, params.ctypes.data)
+        return
+    from onyx.runtime.threads import parallel_for
+
+    parallel_for(lambda i: call(base, base + 4 * i, params.ctypes.data), parts, threads)
 
 
 def _check(params: np.ndarray) -> None:

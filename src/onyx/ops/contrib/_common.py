@@ -7,10 +7,9 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _native, _perf
+from onyx.ops import _native
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.runtime import blas, team
-from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -151,11 +150,16 @@ def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
 
     Returns ((B, S, N*Hv) output, the scaled scores before the softmax when ``want_qk`` else None)."""
     scores = _stacked(q, np.swapaxes(k, -1, -2))
-    if not want_qk and scores.dtype == F32 and scores.ndim == 4 and scores.size >= SOFTMAX_JIT_MIN:
-        jit = _perf.jit_module("onyx.ops.math._jit")
-        if jit is not None:
-            _softmax_jit(jit, scores, scale, bias, what)
-            return _merge_heads(_stacked(scores, v)), None
+    if (
+        not want_qk
+        and scores.dtype == F32
+        and scores.ndim == 4
+        and scores.size >= SOFTMAX_JIT_MIN
+        and scores.flags.c_contiguous
+        and _native.available()
+    ):
+        _softmax_native(scores, scale, bias, what)
+        return _merge_heads(_stacked(scores, v)), None
     scores *= scores.dtype.type(scale)
     if bias is not None:
         try:
@@ -188,28 +192,19 @@ SOFTMAX_JIT_MIN = 1 << 13
 _SOFTMAX_PARALLEL = 1 << 16
 
 
-def _softmax_jit(jit, scores: np.ndarray, scale: float, bias: np.ndarray | None, what: str) -> None:
-    """In place: softmax(scores * scale + bias) over the last axis of the float32 (B, N, S, T) scores
-    by jit.softmax_rows, rows over threads."""
+def _softmax_native(scores: np.ndarray, scale: float, bias: np.ndarray | None, what: str) -> None:
+    """In place: softmax(scores * scale + bias) over the last axis of the float32, C-contiguous (B, N,
+    S, T) scores by the compiled softmax_rows (its team task, run from cached machine code:
+    onyx.ops._native), rows over threads from ``_SOFTMAX_PARALLEL`` scores."""
     bb = scores if bias is None else _bias_rows(bias, scores.shape, what)
     rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
-    big = scores.size >= _SOFTMAX_PARALLEL
-    if big and (members := team.size()) > 1 and scores.flags.c_contiguous and bb.flags.c_contiguous:
-        sc_bits = int(np.array(scale, dtype=F32).view(np.int32))
-        params = np.array(
-            [0, *scores.shape, scores.ctypes.data, bb.ctypes.data, *bb.shape, bias is not None, sc_bits],
-            np.int64,
-        )
-        team.fork(_native.task("onyx.ops.math._jit", "_softmax_rows_task"), params, min(members, rows))
-        return
-    threads = loop_threads() if big else 1
-    parts = split_ranges(rows, threads)
-    sc = F32.type(scale)
-
-    def task(i: int) -> None:
-        jit.softmax_rows(scores, sc, bb, bias is not None, parts[i][0], parts[i][1])
-
-    parallel_for(task, len(parts), threads)
+    scale_bits = int(np.array(scale, dtype=F32).view(np.int32))
+    params = np.array(
+        [0, *scores.shape, scores.ctypes.data, bb.ctypes.data, *bb.shape, bias is not None, scale_bits],
+        np.int64,
+    )
+    address = _native.task("onyx.ops.math._jit", "_softmax_rows_task")
+    team.run_rows(address, params, rows, scores.size >= _SOFTMAX_PARALLEL)
 
 
 def _bias_rows(bias: np.ndarray, shape: tuple, what: str) -> np.ndarray:

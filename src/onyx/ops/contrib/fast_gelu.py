@@ -3,7 +3,7 @@
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
+from onyx.ops import _native
 from onyx.ops.contrib._common import back, gelu_tanh, rule_like_input0, to_compute
 from onyx.ops.math._erf import JIT_MIN, map_rows_jit
 from onyx.ops.registry import op, shape_rule
@@ -16,9 +16,9 @@ def fast_gelu(X, bias=None):  # noqa: N803
         x.dtype == np.float32
         and x.size >= JIT_MIN
         and (bias is None or (bias.dtype == np.float32 and bias.size == x.shape[-1]))
-        and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None
+        and _native.available()
     ):
-        return back(map_rows_jit(jit.gelu_tanh32, "_gelu_tanh32_task", x, bias), X.dtype)
+        return back(map_rows_jit("_gelu_tanh32_task", x, bias), X.dtype)
     if bias is not None:
         try:
             x = np.add(x, to_compute(bias))

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from onyx.ops import _native, _perf
+from onyx.ops import _native
 from onyx.runtime import team
 from onyx.runtime.threads import loop_threads, parallel_for, split_ranges
 
@@ -228,9 +228,8 @@ def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
             and bias.size == x.shape[-1]
             and x.size >= JIT_MIN
         ):
-            jit = _perf.jit_module("onyx.ops.math._jit")
-            if jit is not None:
-                return _gelu_jit(jit, x, bias.reshape(-1))
+            if _native.available():
+                return _gelu_native(x, bias.reshape(-1))
         x = np.add(x, bias)
     dt = x.dtype
     if x.size <= SMALL:
@@ -240,8 +239,8 @@ def gelu(x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
         e *= xd
         e *= 0.5
         return e.astype(dt)
-    if dt == _F32 and x.size >= JIT_MIN and (jit := _perf.jit_module("onyx.ops.math._jit")) is not None:
-        return _gelu_jit(jit, x, None)
+    if dt == _F32 and x.size >= JIT_MIN and _native.available():
+        return _gelu_native(x, None)
     if dt == np.float64 or dt == np.float32:
         return _blocked(_erf64 if dt == np.float64 else _erf32, x, dt, gelu=True)
     return _blocked(_erf32, x, _F32, gelu=True).astype(dt)
@@ -255,12 +254,11 @@ JIT_MIN = 1 << 13
 _JIT_ROW = 4096
 
 
-def map_rows_jit(fn, task: str, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """A new float32 array ``fn`` gives for ``x`` (+ ``bias`` over the last axis): ``fn(xs, b, out, r0,
-    r1)`` is a compiled elementwise loop over rows r0:r1 of a 2-D view; from ``_JIT_PARALLEL``
-    elements its rows go to MKL's threads as the team task named ``task`` in onyx.ops.math._jit (see
-    onyx.runtime.team and onyx.ops._native), or to
-    onyx's threads while BLAS runs none of its own."""
+def map_rows_jit(task: str, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """A new float32 array that the compiled row map ``task`` (a team task of onyx.ops.math._jit, run
+    from its cached machine code: onyx.ops._native) gives for ``x`` (+ ``bias`` over the last axis).
+    From ``_JIT_PARALLEL`` elements its rows go to MKL's threads (onyx.runtime.team), or to onyx's
+    own while BLAS runs none."""
     xc = np.ascontiguousarray(x, dtype=_F32)
     out = np.empty(xc.shape, dtype=_F32)
     if bias is not None:
@@ -273,32 +271,17 @@ def map_rows_jit(fn, task: str, x: np.ndarray, bias: np.ndarray | None) -> np.nd
         if full < flat.size:
             pieces.append((flat[full:].reshape(1, -1), oflat[full:].reshape(1, -1)))
         b = np.zeros(0, dtype=_F32)
-    big = x.size >= _JIT_PARALLEL
-    if big and (members := team.size()) > 1:
-        for xs, os_ in pieces:
-            rows, cols = xs.shape
-            params = np.array(
-                [0, rows, cols, xs.ctypes.data, b.ctypes.data, b.size, os_.ctypes.data], np.int64
-            )
-            team.fork(_native.task("onyx.ops.math._jit", task), params, min(members, rows))
-        return out
-    threads = loop_threads() if big else 1
-    tasks = []
+    address = _native.task("onyx.ops.math._jit", task)
     for xs, os_ in pieces:
-        for r0, r1 in split_ranges(xs.shape[0], 2 * threads):
-            tasks.append((xs, os_, r0, r1))
-
-    def task(i: int) -> None:
-        xs, os_, r0, r1 = tasks[i]
-        fn(xs, b, os_, r0, r1)
-
-    parallel_for(task, len(tasks), threads)
+        rows, cols = xs.shape
+        params = np.array([0, rows, cols, xs.ctypes.data, b.ctypes.data, b.size, os_.ctypes.data], np.int64)
+        team.run_rows(address, params, rows, x.size >= _JIT_PARALLEL)
     return out
 
 
-def _gelu_jit(jit, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by jit.gelu32."""
-    return map_rows_jit(jit.gelu32, "_gelu32_task", x, bias)
+def _gelu_native(x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """gelu of the float32 ``x`` (+ ``bias`` over the last axis) by the compiled jit.gelu32."""
+    return map_rows_jit("_gelu32_task", x, bias)
 
 
 #: elements from which the compiled gelu splits its rows over threads

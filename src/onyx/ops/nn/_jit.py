@@ -572,3 +572,21 @@ def _epilogue_crop_cl_task(gtid, tid, p):  # pragma: no cover - compiled
     y = f32_array(p[3] + r0 * width * 4, (r1 - r0, width))
     src = f32_array(p[5] + r0 * row * 4, (r1 - r0, row))
     epilogue_crop_cl(src, y, f32_array(p[6], (p[7],)), p[8], ab[0], ab[1])
+
+
+def _norm_rows_task(gtid, tid, p):  # pragma: no cover - compiled
+    """norm_rows on float32 rows as a team task: parameters [threads, rows, N, x, skip, bias, bias
+    length, gamma, beta, beta length, epsilon (address of a float64), simplified, y, s_out, mean_out,
+    inv_out]; skip and s_out are (rows, N) when their address is not 0, else empty."""
+    rows, n = p[1], p[2]
+    r0, r1 = share(rows, tid[0], p[0])
+    k = r1 - r0
+    at = r0 * n * 4
+    skip = f32_array(p[4] + at, (k, n)) if p[4] != 0 else f32_array(p[3], (0, 0))
+    s_out = f32_array(p[13] + at, (k, n)) if p[13] != 0 else f32_array(p[3], (0, 0))
+    x = f32_array(p[3] + at, (k, n))
+    y = f32_array(p[12] + at, (k, n))
+    bias, gamma, beta = f32_array(p[5], (p[6],)), f32_array(p[7], (n,)), f32_array(p[8], (p[9],))
+    eps = f64_array(p[10], (1,))[0]
+    mean, inv = f32_array(p[14] + r0 * 4, (k,)), f32_array(p[15] + r0 * 4, (k,))
+    norm_rows(x, skip, bias, gamma, beta, eps, p[11] != 0, y, s_out, mean, inv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.runtime import team
 
 _STASH = {
     1: np.dtype(np.float32),
@@ -78,17 +79,22 @@ def norm_rows_jit(x2, epsilon, gamma, beta=None, *, skip=None, bias=None, simpli
     """Layer normalisation of the rows of ``x2`` (R, N) by the compiled loop of the ``perf`` extra:
     s = x2 (+ ``skip`` (R, N)) (+ ``bias`` (N)), y = (s - mean) * inv_std * ``gamma`` (+ ``beta``),
     mean 0 when ``simplified`` (RMS). Returns (y, s or None, mean (R, 1), inv_std (R, 1)) in x2's
-    dtype, or None where it does not apply (numba not already loaded, other dtypes or shapes): the
+    dtype, or None where it does not apply (no perf extra, float64 without numba loaded, other dtypes
+    or shapes): the
     caller's numpy path then runs, and reports bad shapes.
 
-    Only once numba is loaded (a transformer's GELU loads it): 3-10x the numpy passes, but a few
-    percent of a model's run, not worth numba's memory on its own."""
-    from onyx.ops import _perf
+    float32 runs the compiled rows from their cached machine code (no numba in the process: see
+    onyx.ops._native); float64 only once numba is loaded (3-10x the numpy passes, but a few percent of
+    a model's run, not worth numba's memory on its own)."""
+    from onyx.ops import _native, _perf
 
     if x2.ndim != 2 or x2.dtype not in _JIT_DTYPES:
         return None
-    jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)
-    if jit is None:
+    if x2.dtype == np.float32:
+        if not _native.available():
+            return None
+        jit = None
+    elif (jit := _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)) is None:
         return None
     rows, n = x2.shape
     dt = x2.dtype
@@ -110,5 +116,16 @@ def norm_rows_jit(x2, epsilon, gamma, beta=None, *, skip=None, bias=None, simpli
     inv = np.empty(rows, dtype=dt)
     sk = empty2 if skip is None else np.ascontiguousarray(skip)
     g, b, bi = vecs
-    jit.norm_rows(np.ascontiguousarray(x2), sk, bi, g, b, float(epsilon), simplified, y, s, mean, inv)
+    xc = np.ascontiguousarray(x2)
+    if jit is None:  # float32: the compiled rows from their cached machine code (onyx.ops._native)
+        eps = np.array([epsilon], np.float64)
+        addr = [a.ctypes.data if a.size else 0 for a in (sk, s)]
+        params = np.array(
+            [0, rows, n, xc.ctypes.data, addr[0], bi.ctypes.data, bi.size, g.ctypes.data, b.ctypes.data,
+             b.size, eps.ctypes.data, simplified, y.ctypes.data, addr[1], mean.ctypes.data, inv.ctypes.data],
+            np.int64,
+        )  # fmt: skip
+        team.run_rows(_native.task("onyx.ops.nn._jit", "_norm_rows_task"), params, rows, False)
+    else:
+        jit.norm_rows(xc, sk, bi, g, b, float(epsilon), simplified, y, s, mean, inv)
     return y, (s if keep_sum else None), mean.reshape(rows, 1), inv.reshape(rows, 1)

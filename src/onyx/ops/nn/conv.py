@@ -303,7 +303,7 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
                      ycl.ctypes.data, *shape[1:3], sh, sw, ph, pw, code, act_args.ctypes.data],
                     np.int64,
                 )  # fmt: skip
-                team.run(task, params, _members(ycl.size, n * shape[1]))
+                team.run_rows(task, params, n * shape[1], ycl.size >= _TEAM_MIN)
             return _cl_finish(ycl, z, finish)
 
     elif (
@@ -326,7 +326,7 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
                 params = np.array(
                     [0, *rows.shape, rows.ctypes.data, bias.ctypes.data, code, act_args.ctypes.data], np.int64
                 )
-                team.run(task, params, _members(rows.size, rows.shape[0]))
+                team.run_rows(task, params, rows.shape[0], rows.size >= _TEAM_MIN)
             return _cl_finish(ycl, z, finish)
 
     else:
@@ -334,11 +334,6 @@ def _conv_channels_last(x, w, b, z, group, kernel, strides, dilations, pb, pe, o
     if memo is not None and not w.flags.writeable and (b is None or not b.flags.writeable):
         memo.record(x, w, b, z, replay)  # frozen weights only: the replay keeps what it derived from them
     return replay(x, z)
-
-
-def _members(size: int, rows: int) -> int:
-    """Threads a channels-last team task of ``size`` output elements over ``rows`` rows runs on."""
-    return min(team.size(), rows) if size >= _TEAM_MIN else 1
 
 
 def _cl_finish(ycl, z, post):
@@ -486,7 +481,7 @@ def _conv_planes(
                      bias_row.size, code, act_args.ctypes.data],
                     np.int64,
                 )  # fmt: skip
-                team.run(finish_task, params, _members(dst.size, dst.shape[0]))
+                team.run_rows(finish_task, params, dst.shape[0], dst.size >= _TEAM_MIN)
             return
         if direct:
             full = np.empty((n, m, span), dtype=x.dtype)
