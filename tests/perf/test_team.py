@@ -6,8 +6,6 @@ activations, strides and batches."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -21,6 +19,7 @@ from onyx.ops.math import _erf
 from onyx.ops.nn import conv as conv_mod
 from onyx.runtime import blas, mkl, team, threads
 from tests.perf.test_conv_channels_last import _block
+from tests.runtime.test_mkl import _python
 
 numba = pytest.importorskip("numba")
 TASK = pytest.importorskip("onyx.ops._jit_team").TASK
@@ -71,13 +70,6 @@ def test_parameters_must_be_a_contiguous_int64_block(team3):
         team.fork(_mark.address, np.zeros(4, np.int32), 2)
     with pytest.raises(TypeError):
         team.fork(_mark.address, np.zeros(8, np.int64)[::2], 2)
-
-
-def _python(code: str, **env) -> str:
-    full = dict(os.environ, **env)
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full
-    ).stdout.strip()
 
 
 def test_a_team_only_once_a_product_loaded_mkl():
