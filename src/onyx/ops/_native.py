@@ -98,12 +98,18 @@ def _machine_key() -> bytes:
     return _hash(b"\0".join(parts)).digest()
 
 
+@cache
 def _source_key(module: str) -> str:
-    spec = importlib.util.find_spec(module)
+    """The cache key of ``module``'s tasks: the machine (_machine_key) and every source file of the
+    module's folder (the constants a task compiles in may come from its neighbours, such as the erf
+    fits of onyx.ops.math._erf) and of _jit_team.py."""
+    folder = os.path.dirname(importlib.util.find_spec(module).origin)
     digest = _hash(_machine_key())
-    for path in (spec.origin, os.path.join(os.path.dirname(__file__), "_jit_team.py")):
+    for path in sorted(glob.glob(os.path.join(folder, "*.py"))) + [
+        os.path.join(os.path.dirname(__file__), "_jit_team.py")
+    ]:
         with open(path, "rb") as fh:
-            digest.update(fh.read())
+            digest.update(os.path.basename(path).encode() + b"\0" + fh.read())
     return digest.hexdigest()[:32]
 
 
@@ -158,14 +164,16 @@ def _compile(module: str, name: str) -> tuple[int, bytes | None]:
 def _write_atomically(path: str, data: bytes) -> None:
     import tempfile
 
+    tmp = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only or full disk: the next process compiles again
+    except OSError:  # a read-only or full disk: the next process compiles again
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 # --- the loader --------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ A task has the C signature ``void task(int32 *gtid, int32 *tid, int64 *params)``
 thread's index in the team and ``params[0]`` the team's size (set by :func:`fork`); the rest of
 ``params`` is the task's own (array addresses, shapes), packed by its caller. Tasks must not raise.
 
-Linux only, and only while MKL (loaded by a product, never by this module) runs with Intel OpenMP on
-more than one thread; otherwise :func:`size` is 1 and callers run their loop directly.
+Forks happen on Linux only, and only while MKL (loaded by a product, never by this module) runs with
+Intel OpenMP on more than one thread; otherwise :func:`size` is 1 and :func:`run_rows` calls the task
+itself: once, or as several parts over onyx's own threads while BLAS runs none (:func:`run_parts`).
 """
 
 from __future__ import annotations
