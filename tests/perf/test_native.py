@@ -137,3 +137,22 @@ def test_no_perf_means_no_tasks(monkeypatch):
     assert not _native.available()
     assert _native.task(NN, "_a_task_that_is_never_compiled") is None
     assert _perf.jit_module(NN) is None
+
+
+def test_no_home_folder_means_no_cache(monkeypatch):
+    monkeypatch.delenv("ONYX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(_native.os.path, "expanduser", lambda p: p)  # HOME unknown: "~" stays "~"
+    assert _native._cache_dir() is None  # not a folder named "~" in the working directory
+
+
+def test_a_cache_file_owned_by_another_user_is_not_run(tmp_path, block):
+    cache = str(tmp_path / "cache")
+    want, _ = _run(cache, block)
+    path = _objects(cache)[0]
+    try:
+        os.chown(path, os.getuid() + 1, -1)
+    except (PermissionError, AttributeError):
+        pytest.skip("cannot give a file to another user here")
+    got, loaded = _run(cache, block)
+    assert (got, loaded) == (want, "True")  # compiled again instead of running the foreign file

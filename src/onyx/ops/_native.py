@@ -68,11 +68,17 @@ def _loadable_here() -> bool:
     return sys.platform.startswith("linux") and platform.machine().lower() in ("x86_64", "amd64")
 
 
-def _cache_dir() -> str:
+def _cache_dir() -> str | None:
+    """The cache folder, or None where there is none to use (no home folder to put it in)."""
     explicit = os.environ.get("ONYX_CACHE_DIR")
     if explicit:
         return explicit
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    root = os.environ.get("XDG_CACHE_HOME")
+    if not root:
+        home = os.path.expanduser("~")
+        if home.startswith("~"):  # unexpanded: never a folder named "~" in the working directory
+            return None
+        root = os.path.join(home, ".cache")
     return os.path.join(root, "onyx")
 
 
@@ -131,10 +137,13 @@ def task(module: str, name: str) -> int | None:
 
 def _find_or_compile(module: str, name: str) -> int:
     path = None
-    if _loadable_here():
-        path = os.path.join(_cache_dir(), f"{module}.{name}.{_source_key(module)}.o")
+    folder = _cache_dir() if _loadable_here() else None
+    if folder is not None:
+        path = os.path.join(folder, f"{module}.{name}.{_source_key(module)}.o")
         try:
             with open(path, "rb") as fh:
+                if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
+                    raise NativeError("a cache file owned by another user is not run")
                 return _load_object(fh.read())
         except Exception:  # noqa: BLE001 - absent, damaged or unusable: compile below (and rewrite it)
             pass
