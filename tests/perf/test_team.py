@@ -251,3 +251,24 @@ def test_norm_rows_from_cached_code_match_numba(skip, simplified):
     jit.norm_rows(x, e2 if sk is None else sk, bias, g, e1 if simplified else b, 1e-5, simplified, *want)
     for got, ref in zip((y, s, mean.ravel(), inv.ravel()), want):
         np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("shape", [(1, 5, 112, 112), (2, 3, 13, 11)])
+def test_max_pool_planes_on_the_team_match_one_thread_and_numpy(team3, monkeypatch, shape):
+    from onyx.ops.nn import _pool
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[::13] = np.nan
+    x[0, 0, :4] = np.nan  # whole windows of NaN
+    x[0, -1, 5] = np.inf
+    args = ((3, 3), (2, 2), (1, 1), (1, 1), (1, 1))
+    out = tuple((d + 2 - 3) // 2 + 1 for d in shape[2:])
+    monkeypatch.setattr(_pool, "_TEAM_MIN", 8)
+    got = _pool.max_pool(x, *args, out)
+    with monkeypatch.context() as m:
+        _single(m)
+        one = _pool.max_pool(x, *args, out)
+    plain = _pool.blocked_reduce(x, (3, 3), (2, 2), (1, 1), (1, 1), out, np.maximum, -np.inf)
+    np.testing.assert_array_equal(got, one)
+    np.testing.assert_array_equal(got, plain)

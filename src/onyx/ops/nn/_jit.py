@@ -590,3 +590,13 @@ def _norm_rows_task(gtid, tid, p):  # pragma: no cover - compiled
     eps = f64_array(p[10], (1,))[0]
     mean, inv = f32_array(p[14] + r0 * 4, (k,)), f32_array(p[15] + r0 * 4, (k,))
     norm_rows(x, skip, bias, gamma, beta, eps, p[11] != 0, y, s_out, mean, inv)
+
+
+def _max_pool2d_task(gtid, tid, p):  # pragma: no cover - compiled
+    """max_pool2d on float32 planes as a team task, over the N * C planes: parameters [threads,
+    planes, H, W, x, OH, OW, y, KH, KW, sh, sw, dh, dw, pad_t, pad_l]."""
+    planes, h, wd, oh, ow = p[1], p[2], p[3], p[5], p[6]
+    i0, i1 = share(planes, tid[0], p[0])
+    x = f32_array(p[4] + i0 * h * wd * 4, (1, i1 - i0, h, wd))
+    y = f32_array(p[7] + i0 * oh * ow * 4, (1, i1 - i0, oh, ow))
+    max_pool2d(x, y, p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15])

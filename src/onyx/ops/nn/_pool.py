@@ -7,8 +7,9 @@ from functools import lru_cache
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
+from onyx.ops import _native, _perf
 from onyx.ops.nn._common import as_ints, check_rank, norm_auto_pad, pad_spatial, window_geometry, window_views
+from onyx.runtime import team
 
 
 def pool_setup(x, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, what):
@@ -81,12 +82,28 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value):
 
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: output elements from which a max pool's planes go to MKL's threads (onyx.runtime.team)
+_TEAM_MIN = 1 << 14
 
 
 def max_pool(x, kernel, strides, dilations, pb, pe, out):
     n, c = x.shape[:2]
     if n * c * int(np.prod(out)) == 0:
         return np.empty((n, c) + out, dtype=x.dtype)
+    if x.ndim == 4 and x.dtype == np.float32 and _native.available():
+        # the compiled loop from its cached machine code (no numba in the process: onyx.ops._native),
+        # planes over MKL's threads when they are there
+        y = np.empty((n, c) + tuple(out), dtype=x.dtype)
+        xc = np.ascontiguousarray(x)
+        params = np.array(
+            [0, n * c, *xc.shape[2:], xc.ctypes.data, *out, y.ctypes.data, *kernel, *strides, *dilations,
+             pb[0], pb[1]],
+            np.int64,
+        )  # fmt: skip
+        team.run_rows(
+            _native.task("onyx.ops.nn._jit", "_max_pool2d_task"), params, n * c, y.size >= _TEAM_MIN
+        )
+        return y
     jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)  # saves ~1 ms: not worth loading numba
     if x.ndim == 4 and x.dtype in _JIT_DTYPES and jit is not None:
         y = np.empty((n, c) + tuple(out), dtype=x.dtype)
