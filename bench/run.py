@@ -6,7 +6,8 @@
 
 Every measurement is a fresh process (bench/_worker.py): import, session creation, a warm-up run, then
 timed runs. Before the rounds, each model runs once in onyx untimed, so that the compiled tasks it
-needs are in onyx's cache (onyx.ops._native), as they are on any machine after a model's first run. Rounds interleave runtimes and models so that machine noise hits all of them alike.
+needs are in onyx's cache (onyx.ops._native), as they are on any machine after a model's first run.
+Rounds interleave runtimes and models so that machine noise hits all of them alike.
 Reported: median latency, median session creation time (import included) and peak RSS, and ratios.
 Results go to bench/results/latest.json and a markdown table on stdout (``--markdown FILE`` writes it).
 """
@@ -158,7 +159,7 @@ def main(argv: list[str]) -> int:
             np.savez(fpath, **feeds)
             jobs.append((f"{name}@{batch}", Path(path), fpath))
     if "onyx" in runtimes:
-        for key, path, fpath in jobs:  # one untimed run each: compiled tasks cached as after any first run
+        for _key, path, fpath in jobs:  # one untimed run each: compiled tasks cached as after any first run
             measure("onyx", path, fpath, 0.0, args.timeout, args.threads)
     samples: dict[str, dict[str, list]] = {k: {r: [] for r in runtimes} for k, _, _ in jobs}
     rng = random.Random(0)
