@@ -272,3 +272,60 @@ def test_max_pool_planes_on_the_team_match_one_thread_and_numpy(team3, monkeypat
     plain = _pool.blocked_reduce(x, (3, 3), (2, 2), (1, 1), (1, 1), out, np.maximum, -np.inf)
     np.testing.assert_array_equal(got, one)
     np.testing.assert_array_equal(got, plain)
+
+
+def _conv_block(n, c, hw, seed):
+    """3x3 convolution + bias + residual + ReLU, then a strided 1x1 convolution + bias (the two NCHW
+    convolution paths whose epilogue is compiled), in float32."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((c, c, 3, 3)) / 6).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b1"),
+        numpy_helper.from_array((rng.standard_normal((2 * c, c, 1, 1)) / 4).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.standard_normal(2 * c).astype(np.float32), "b2"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c1", "x"], ["s"]),
+        helper.make_node("Relu", ["s"], ["r"]),
+        helper.make_node("Conv", ["r", "w2", "b2"], ["y"], strides=[2, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "convs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, hw, hw])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("r", TensorProto.FLOAT, None),
+        ],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    x[0, 0, 0, :3] = np.nan
+    return model.SerializeToString(), {"x": x}
+
+
+@pytest.mark.parametrize("n, c, hw", [(1, 16, 14), (2, 24, 9), (1, 64, 56)])
+def test_conv_epilogues_on_the_team_match_one_thread_and_numba(team3, monkeypatch, n, c, hw):
+    model, feeds = _conv_block(n, c, hw, n * c + hw)
+    monkeypatch.setattr(conv_mod, "_TEAM_MIN", 8)
+    tasks = []
+    real = team.run_rows
+    monkeypatch.setattr(team, "run_rows", lambda *a: tasks.append(a[0]) or real(*a))
+    got = onyx.InferenceSession(model).run(None, feeds)
+    assert _native.task("onyx.ops.nn._jit", "_epilogue_task") in tasks
+    with monkeypatch.context() as m:
+        _single(m)
+        one = onyx.InferenceSession(model).run(None, feeds)
+    with monkeypatch.context() as m:  # numba's own loop (the float64 route), numba being loaded here
+        m.setattr(conv_mod._native, "available", lambda: False)
+        by_numba = onyx.InferenceSession(model).run(None, feeds)
+    monkeypatch.setenv("ONYX_NO_PERF", "1")
+    plain = onyx.InferenceSession(model).run(None, feeds)
+    for g, o, b, p in zip(got, one, by_numba, plain):
+        np.testing.assert_array_equal(g, o)
+        np.testing.assert_array_equal(g, b)
+        np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5)

@@ -130,18 +130,19 @@ def depthwise2d(
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
-def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta):  # pragma: no cover - compiled
+def epilogue(src, s0, y, y0, nrows, b, z, act, alpha, beta, i0, i1):  # pragma: no cover - compiled
     """A convolution's output rows finished in one pass: ``y[i, y0 + r, :] = act(src[i, s0 + r, :W] +
-    b[i % len(b)] + z[i, y0 + r, :])`` for r < ``nrows``, W = y.shape[2]. ``src`` (planes, rows,
-    row >= W) is the GEMM's result, its extra columns (plane padding) dropped, or empty: the GEMM
-    wrote into ``y`` itself. ``b`` and ``z`` are empty for none; ``act`` as in :func:`depthwise2d`."""
+    b[i % len(b)] + z[i, y0 + r, :])`` for r < ``nrows`` and the planes i0 <= i < i1, W = y.shape[2].
+    ``src`` (planes, rows, row >= W) is the GEMM's result, its extra columns (plane padding) dropped,
+    or empty: the GEMM wrote into ``y`` itself. ``b`` and ``z`` are empty for none; ``act`` as in
+    :func:`depthwise2d`."""
     width = y.shape[2]
     nb = b.shape[0]
     has_z = z.shape[0] > 0
     inplace = src.shape[0] == 0
     lo = y.dtype.type(alpha)
     hi = y.dtype.type(beta)
-    for i in range(y.shape[0]):
+    for i in range(i0, i1):
         bv = b[i % nb] if nb > 0 else y.dtype.type(0)
         for r in range(nrows):
             d = y[i, y0 + r]
@@ -600,3 +601,16 @@ def _max_pool2d_task(gtid, tid, p):  # pragma: no cover - compiled
     x = f32_array(p[4] + i0 * h * wd * 4, (1, i1 - i0, h, wd))
     y = f32_array(p[7] + i0 * oh * ow * 4, (1, i1 - i0, oh, ow))
     max_pool2d(x, y, p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15])
+
+
+def _epilogue_task(gtid, tid, p):  # pragma: no cover - compiled
+    """epilogue on float32 planes as a team task, over the planes: parameters [threads, planes, rows,
+    W, y, y0, nrows, src (0: none), src rows, src row, s0, b, b length, z (0: none; y's shape), act,
+    (alpha, beta) (address of two float64)]."""
+    planes, rows, w = p[1], p[2], p[3]
+    i0, i1 = share(planes, tid[0], p[0])
+    y = f32_array(p[4], (planes, rows, w))
+    src = f32_array(p[7], (planes, p[8], p[9])) if p[7] != 0 else f32_array(p[4], (0, 0, 0))
+    z = f32_array(p[13], (planes, rows, w)) if p[13] != 0 else f32_array(p[4], (0, 0, 0))
+    ab = f64_array(p[15], (2,))
+    epilogue(src, p[10], y, p[5], p[6], f32_array(p[11], (p[12],)), z, p[14], ab[0], ab[1], i0, i1)

@@ -221,13 +221,13 @@ def conv_forward(
         assert np.may_share_memory(dst, y)  # (np.reshape's copy=False says so from numpy 2.1 only)
         blas.matmul(wm, cols_of(r0, r1), out=dst)
         if fin is not None:
-            jit, fb, fz, code, alpha, beta = fin
+            fz = fin[2]
             if r1 - r0 == rows:  # whole planes: one long run each (3-4x faster on 7x7..28x28 maps)
                 flat = y3.reshape(n * m, 1, p)
                 fz = fz if fz.shape[0] == 0 else fz.reshape(n * m, 1, p)
-                jit.epilogue(_NO_SOURCE[y.dtype], 0, flat, 0, 1, fb, fz, code, alpha, beta)
+                _run_epilogue(fin, _NO_SOURCE[y.dtype], flat, 0, 1, fz)
             else:
-                jit.epilogue(_NO_SOURCE[y.dtype], 0, y3, r0, r1 - r0, fb, fz, code, alpha, beta)
+                _run_epilogue(fin, _NO_SOURCE[y.dtype], y3, r0, r1 - r0, fz)
             return
         if bias is not None:
             y[:, :, :, r0:r1] += bias
@@ -491,9 +491,8 @@ def _conv_planes(
         else:
             full = blas.matmul(wt, cols)
         if fin is not None:
-            jit, fb, fz, code, alpha, beta = fin
             src = full.reshape(n * m, r1 - r0, row)
-            jit.epilogue(src, 0, y.reshape(n * m, out[0], out[1]), r0, r1 - r0, fb, fz, code, alpha, beta)
+            _run_epilogue(fin, src, y.reshape(n * m, out[0], out[1]), r0, r1 - r0, fin[2])
             return
         src = full.reshape((n, m, r1 - r0) + q[1:])[crop]
         dst = y[:, :, r0:r1]
@@ -608,14 +607,35 @@ def _crop_cl_args(x, b, z, act, post, width: int) -> tuple | None:
     return task, bias, code, np.array([alpha, beta], np.float64)
 
 
+def _run_epilogue(fin, src, y3, y0: int, nrows: int, fz) -> None:
+    """The compiled epilogue ``fin`` (from _epilogue_args) over rows y0:y0+nrows of every plane of the
+    C-contiguous ``y3`` (see _jit.epilogue): float32 as the cached task (onyx.ops._native), planes over
+    MKL's threads when they are there; float64 by numba's loop."""
+    jit, fb, _, code, alpha, beta = fin
+    planes = y3.shape[0]
+    if jit is not None:
+        jit.epilogue(src, 0, y3, y0, nrows, fb, fz, code, alpha, beta, 0, planes)
+        return
+    ab = np.array([alpha, beta], np.float64)
+    params = np.array(
+        [0, *y3.shape, y3.ctypes.data, y0, nrows, src.ctypes.data if src.size else 0, *src.shape[1:], 0,
+         fb.ctypes.data, fb.size, fz.ctypes.data if fz.size else 0, code, ab.ctypes.data],
+        np.int64,
+    )  # fmt: skip
+    team.run_rows(
+        _native.task(_NN_JIT, "_epilogue_task"), params, planes, planes * nrows * y3.shape[2] >= _TEAM_MIN
+    )
+
+
 def _epilogue_args(x, b, z, y_shape: tuple, act, post) -> tuple | None:
     """What the compiled epilogue (bias, ``z``, activation in one pass) needs for a convolution's
     output of ``y_shape`` (N, M, rows, ...), seen as (N*M, rows, -1); or None: numpy finishes it."""
     if x.dtype not in _JIT_DTYPES or (post is not None and act is None):
         return None
-    jit = _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)  # a few percent: not worth loading numba
-    if jit is None:
-        return None
+    if x.dtype == np.float32 and _native.available():
+        jit = None  # the cached task (_run_epilogue)
+    elif (jit := _perf.jit_module("onyx.ops.nn._jit", if_loaded=True)) is None:
+        return None  # float64: numba's loop only once loaded (a few percent: not worth loading numba)
     code, alpha, beta = _act_args(act)
     if code is None:
         return None
