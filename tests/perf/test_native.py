@@ -109,20 +109,58 @@ def test_the_loader_refuses_what_it_does_not_handle(tmp_path, block):
         _native._load_object(other_machine)
     with pytest.raises(_native.NativeError):
         _native._load_object(_with_relocation_type(obj, 42))  # R_X86_64_REX_GOTPCRELX: needs a GOT
+    with pytest.raises(_native.NativeError):
+        _native._load_object(b"")
+    # damaged tables never read or write outside the file and the mapped sections
+    with pytest.raises(_native.NativeError):
+        _native._load_object(_with_section_field(obj, ".ltext", 4, len(obj) * 2))  # its offset past the end
+    with pytest.raises(_native.NativeError):
+        _native._load_object(_with_relocation_offset(obj, 1 << 40))
+
+
+def _section_headers(obj: bytes) -> list[tuple[str, int, tuple]]:
+    """(name, header offset, fields) of every section of ``obj``."""
+    (shoff,) = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", obj, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    out = []
+    for i, h in enumerate(headers):
+        start = names_at + h[0]
+        out.append((obj[start : obj.index(b"\0", start)].decode(), shoff + i * shentsize, h))
+    return out
+
+
+def _with_section_field(obj: bytes, name: str, field: int, value: int) -> bytes:
+    """``obj`` with field ``field`` (0-based, of the 10 in a section header) of section ``name`` set."""
+    data = bytearray(obj)
+    for sname, at, h in _section_headers(obj):
+        if sname == name:
+            fields = list(h)
+            fields[field] = value
+            struct.pack_into("<IIQQQQIIQQ", data, at, *fields)
+            return bytes(data)
+    raise AssertionError(f"no {name} section")
+
+
+def _with_relocation_offset(obj: bytes, offset: int) -> bytes:
+    """``obj`` with its first relocation in .rela.ltext pointing ``offset`` bytes into its section."""
+    data = bytearray(obj)
+    for sname, _, h in _section_headers(obj):
+        if sname == ".rela.ltext":
+            _, info, addend = struct.unpack_from("<QQq", obj, h[4])
+            struct.pack_into("<QQq", data, h[4], offset, info, addend)
+            return bytes(data)
+    raise AssertionError("no .rela.ltext section")
 
 
 def _with_relocation_type(obj: bytes, kind: int) -> bytes:
     """``obj`` with its first relocation in .rela.ltext changed to type ``kind``."""
-    (shoff,) = struct.unpack_from("<Q", obj, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", obj, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
-    strtab = headers[shstrndx]
     data = bytearray(obj)
-    for name, typ, _, _, off, size, *_ in headers:
-        start = strtab[4] + name
-        if typ == 4 and obj[start : obj.index(b"\0", start)] == b".rela.ltext" and size:
-            offset, info, addend = struct.unpack_from("<QQq", obj, off)
-            struct.pack_into("<QQq", data, off, offset, (info >> 32) << 32 | kind, addend)
+    for sname, _, h in _section_headers(obj):
+        if sname == ".rela.ltext":
+            offset, info, addend = struct.unpack_from("<QQq", obj, h[4])
+            struct.pack_into("<QQq", data, h[4], offset, (info >> 32) << 32 | kind, addend)
             return bytes(data)
     raise AssertionError("no .rela.ltext section")
 

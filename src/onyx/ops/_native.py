@@ -254,7 +254,7 @@ def _map(size: int) -> int:
 
 def _load_object(obj: bytes) -> int:
     """Map the ELF object ``obj`` and return the address of its one ``cfunc.*`` symbol."""
-    if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+    if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         raise NativeError("not a 64-bit little-endian ELF file")
     e_type, e_machine = struct.unpack_from("<HH", obj, 16)
     if e_type != 1 or e_machine != 62:
@@ -303,12 +303,16 @@ def _load_object(obj: bytes) -> int:
         if "at" in s:
             s["address"] = bases[s["code"]] + s["at"]
             if s["type"] != _SHT_NOBITS:  # NOBITS stays as the zeroed pages it is mapped as
+                if s["off"] + s["size"] > len(obj):
+                    raise NativeError(f"section {s['sname']} runs past the end of the file")
                 ctypes.memmove(s["address"], obj[s["off"] : s["off"] + s["size"]], s["size"])
     names, addresses = [], []
     for j, (name, shndx, value, _) in enumerate(symbols):
         if shndx == 0:
             address = _resolve(name) if name else 0
         elif shndx < 0xFF00:
+            if shndx >= len(secs):
+                raise NativeError(f"symbol {name!r} in section {shndx} of {len(secs)}")
             address = secs[shndx].get("address", 0) + value if "address" in secs[shndx] else None
         elif shndx == _SHN_ABS:
             address = value
@@ -327,6 +331,9 @@ def _load_object(obj: bytes) -> int:
             kind, sym = info & 0xFFFFFFFF, info >> 32
             if addresses[sym] is None:
                 raise NativeError(f"relocation against an unmapped section in {target['sname']}")
+            width = 4 if kind in (_R_X86_64_PC32, _R_X86_64_PLT32) else 8
+            if offset + width > target["size"] or sym >= len(addresses):
+                raise NativeError(f"a relocation outside {target['sname']} or its symbols")
             where = target["address"] + offset
             value = addresses[sym] + addend
             if kind == _R_X86_64_64:

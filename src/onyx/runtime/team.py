@@ -145,6 +145,8 @@ def fork(task_address: int, params: np.ndarray, threads: int) -> None:
     module docstring); ``params`` is its int64 parameter block, whose first entry this sets. Blocks
     until every thread is done. ``threads`` comes from :func:`size`, at most the task's rows."""
     omp = _openmp()
+    if omp is None:
+        raise RuntimeError("no Intel OpenMP runtime in this process: run_rows runs tasks without one")
     _check(params)
     threads = max(1, threads)  # a task splits its work by params[0]: never zero, even for no rows
     params[0] = threads

@@ -80,8 +80,7 @@ def norm_rows_jit(x2, epsilon, gamma, beta=None, *, skip=None, bias=None, simpli
     s = x2 (+ ``skip`` (R, N)) (+ ``bias`` (N)), y = (s - mean) * inv_std * ``gamma`` (+ ``beta``),
     mean 0 when ``simplified`` (RMS). Returns (y, s or None, mean (R, 1), inv_std (R, 1)) in x2's
     dtype, or None where it does not apply (no perf extra, float64 without numba loaded, other dtypes
-    or shapes): the
-    caller's numpy path then runs, and reports bad shapes.
+    or shapes): the caller's numpy path then runs, and reports bad shapes.
 
     float32 runs the compiled rows from their cached machine code (no numba in the process: see
     onyx.ops._native); float64 only once numba is loaded (3-10x the numpy passes, but a few percent of

@@ -418,8 +418,8 @@ def _conv_planes(
     row width, so each output row carries a few extra columns that are dropped when the bias (and
     ``z``) is added on the way into the output. ``channels_last`` (the column matrix's GEMM, a compiled
     epilogue, no ``z``): the output is left channels-last, the GEMM run the other way round
-    (positions x output channels) and finished by _jit.epilogue_crop_cl (an RGB stem feeding a
-    depthwise convolution: MobileNetV2's).
+    (positions x output channels) and finished by _jit.epilogue_crop_cl's team task (an RGB stem
+    feeding a depthwise convolution: MobileNetV2's).
     """
     n, c = x.shape[:2]
     m = w.shape[0]
