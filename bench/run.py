@@ -3,10 +3,12 @@
     python -m bench.run                         # the whole set, 3 rounds
     python -m bench.run resnet bert --rounds 5 --batches 1
     python -m bench.run --no-ref                # skip onnx.reference (slow on big models)
+    python -m bench.run --no-ref --baseline /tmp/old   # also onyx from another checkout (its src/),
+                                                # e.g. `git worktree add /tmp/old HEAD~5`: a change's cost
 
 Every measurement is a fresh process (bench/_worker.py): import, session creation, a warm-up run, then
 timed runs. Before the rounds, each model runs once in onyx untimed, so that the compiled tasks it
-needs are in onyx's cache (onyx.ops._native), as they are on any machine after a model's first run.
+needs (and the baseline's) are warm, as they are on any machine after a model's first run.
 Rounds interleave runtimes and models so that machine noise hits all of them alike.
 Reported: median latency, median session creation time (import included) and peak RSS, and ratios.
 Results go to bench/results/latest.json and a markdown table on stdout (``--markdown FILE`` writes it).
@@ -30,14 +32,19 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIMES = ("onyx", "ort", "ref")
+#: the source tree of the "base" runtime (onyx from another checkout), set by --baseline
+BASELINE: list[Path] = []
 
 
 def measure(runtime: str, model: Path, feeds: Path, seconds: float, timeout: float, threads: int) -> dict:
-    cmd = [sys.executable, "-m", "bench._worker", runtime, str(model), str(feeds), "--seconds", str(seconds)]
+    worker = "onyx" if runtime == "base" else runtime
+    cmd = [sys.executable, "-m", "bench._worker", worker, str(model), str(feeds), "--seconds", str(seconds)]
     if threads:
         cmd += ["--threads", str(threads)]
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # onyx from this checkout's src/ (or the baseline's), whatever copy is installed
+    src = BASELINE[0] / "src" if runtime == "base" else ROOT / "src"
+    env["PYTHONPATH"] = os.pathsep.join([str(src), str(ROOT), env.get("PYTHONPATH", "")])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
     except subprocess.TimeoutExpired:
@@ -75,6 +82,9 @@ def table(results: dict) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []
+    if any("base" in r for r in results.values()):
+        lines[0] += " base ms | onyx/base | base create, RSS |"
+        lines[1] += "---|---|---|"
     for key, r in results.items():
         name, batch = key.rsplit("@", 1)
 
@@ -100,11 +110,18 @@ def table(results: dict) -> str:
             if "peak_rss_mb" in o and "peak_rss_mb" in t
             else "—"
         )
-        lines.append(
+        row = (
             f"| {name} | {batch} | {cell('onyx', 'latency_ms', '.2f')} | "
             f"{cell('ort', 'latency_ms', '.2f')} | {cell('ref', 'latency_ms', '.1f')} | "
             f"{ratio} | {vs_ref} | {create} | {rss} |"
         )
+        if "base" in r:
+            b = r["base"]
+            both = "latency_ms" in o and "latency_ms" in b
+            vs_base = f"{o['latency_ms'] / b['latency_ms']:.3f}x" if both else "—"
+            base_extra = f" {b['create_s']:.2f} s, {b['peak_rss_mb']:.0f} MB |" if "create_s" in b else " — |"
+            row += f" {cell('base', 'latency_ms', '.2f')} | {vs_base} |" + base_extra
+        lines.append(row)
     if notes:
         lines += ["", "Failures:", ""] + notes
     return "\n".join(lines)
@@ -120,9 +137,8 @@ def _byte_compile_onyx() -> None:
     at every import, ~0.15 s of session creation that no installed copy pays."""
     import compileall
 
-    import onyx
-
-    compileall.compile_dir(str(Path(onyx.__file__).parent), quiet=1)
+    for root in [ROOT, *BASELINE]:
+        compileall.compile_dir(str(root / "src" / "onyx"), quiet=1)
 
 
 def main(argv: list[str]) -> int:
@@ -138,9 +154,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--variant", default=None, help="torch exporter: torchscript (default) or dynamo")
     ap.add_argument("--markdown", default=None)
+    ap.add_argument("--baseline", default=None, help="another onyx checkout, measured as the runtime 'base'")
     args = ap.parse_args(argv[1:])
 
     runtimes = [r for r in RUNTIMES if not (args.no_ref and r == "ref")]
+    if args.baseline:
+        BASELINE[:] = [Path(args.baseline).resolve()]
+        runtimes.append("base")
     _byte_compile_onyx()
     jobs = []
     tmp = Path(tempfile.mkdtemp(prefix="onyx-bench-"))
@@ -158,9 +178,10 @@ def main(argv: list[str]) -> int:
             fpath = tmp / f"{name}_{batch}.npz"
             np.savez(fpath, **feeds)
             jobs.append((f"{name}@{batch}", Path(path), fpath))
-    if "onyx" in runtimes:
-        for _key, path, fpath in jobs:  # one untimed run each: compiled tasks cached as after any first run
-            measure("onyx", path, fpath, 0.0, args.timeout, args.threads)
+    for rt in ("onyx", "base"):
+        if rt in runtimes:
+            for _key, path, fpath in jobs:  # one untimed run each: caches warm, as after any first run
+                measure(rt, path, fpath, 0.0, args.timeout, args.threads)
     samples: dict[str, dict[str, list]] = {k: {r: [] for r in runtimes} for k, _, _ in jobs}
     rng = random.Random(0)
     for rnd in range(args.rounds):
@@ -189,6 +210,13 @@ def main(argv: list[str]) -> int:
         if "latency_ms" in r.get("onyx", {}) and "latency_ms" in r.get("ort", {})
     ]
     md += f"\n\nGeometric mean onyx/onnxruntime latency over {len(ratios)} rows: {geomean(ratios):.2f}x\n"
+    vs_base = [
+        r["onyx"]["latency_ms"] / r["base"]["latency_ms"]
+        for r in results.values()
+        if "latency_ms" in r.get("onyx", {}) and "latency_ms" in r.get("base", {})
+    ]
+    if vs_base:
+        md += f"Geometric mean onyx/base latency over {len(vs_base)} rows: {geomean(vs_base):.3f}x\n"
     print(md)
     if args.markdown:
         Path(args.markdown).write_text(md)

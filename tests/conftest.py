@@ -1,14 +1,24 @@
 """Session-wide test settings."""
 
-import os
-import shutil
-import tempfile
+import pytest
 
-# compiled team tasks (onyx.ops._native) are cached in a folder of the test session's own, not in the
-# user's ~/.cache; subprocesses started by tests inherit it
-_CACHE = tempfile.mkdtemp(prefix="onyx-test-cache-")
-os.environ.setdefault("ONYX_CACHE_DIR", _CACHE)
+from onyx import config
 
 
-def pytest_unconfigure(config):
-    shutil.rmtree(_CACHE, ignore_errors=True)
+@pytest.fixture(autouse=True)
+def _fresh_switches():
+    """Each test starts and ends with the environment's switches as they are (a test's monkeypatch of
+    ONYX_NO_PERF is undone after it, and the switches are read again)."""
+    config.reload()
+    yield
+    config.reload()
+
+
+@pytest.fixture
+def no_perf(monkeypatch):
+    """ONYX_NO_PERF=1 for the test: every kernel on its numpy path."""
+    monkeypatch.setenv("ONYX_NO_PERF", "1")
+    config.reload()
+    yield
+    monkeypatch.delenv("ONYX_NO_PERF")
+    config.reload()

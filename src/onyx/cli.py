@@ -2,8 +2,11 @@
 
 onyx run                     run the shipped digits model on its bundled samples
 onyx run MODEL --input x=a.npy [--output-dir DIR]
-onyx info MODEL              inputs, outputs, opsets, op histogram, parameters, external data
+onyx info [MODEL]            inputs, outputs, opsets, op histogram, parameters, external data;
+                             and which kernels (compiled or numpy), BLAS and threads run here
 onyx check MODEL             structural validation
+onyx serve MODEL_REPOSITORY  serve a Triton-style repository over REST and gRPC (the serve extra)
+onyx batch MODEL INPUT OUTPUT  score a Parquet/CSV/.npz table in-process or on Ray (docs/batch.md)
 """
 
 from __future__ import annotations
@@ -204,11 +207,35 @@ def ops(out=None) -> None:
         print(f"{key:48s} {ranges:40s} {types.get(key, '')}", file=out)
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """Run `onyx serve` (imports the server lazily: it needs the `serve` extra)."""
+    import logging
+
+    try:
+        from onyx.serve import serve
+    except ImportError as e:
+        raise InvalidArgument(f"onyx serve needs the serve extra (pip install 'onyx[serve]'): {e}") from None
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return serve(
+        args.repository,
+        host=args.host,
+        http_port=args.http_port,
+        grpc_port=args.grpc_port,
+        metrics_port=args.metrics_port,
+        poll=args.poll,
+        max_body_bytes=args.max_body_bytes,
+        threads=args.threads,
+        default_max_batch_size=args.default_max_batch_size,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="onyx", description="Read, check and run ONNX models on numpy.")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_info = sub.add_parser("info", help="summarize a model")
-    p_info.add_argument("model")
+    p_info = sub.add_parser("info", help="summarize a model; without one, what runs the kernels here")
+    p_info.add_argument("model", nargs="?")
     p_run = sub.add_parser("run", help="run a model (default: the shipped digits classifier)")
     p_run.add_argument("model", nargs="?")
     p_run.add_argument("--input", "-i", action="append", metavar="NAME=FILE.npy")
@@ -217,10 +244,30 @@ def main(argv: list[str] | None = None) -> int:
     p_check = sub.add_parser("check", help="validate a model")
     p_check.add_argument("model")
     sub.add_parser("ops", help="list the operators onyx implements")
+    p_serve = sub.add_parser("serve", help="serve a Triton-style model repository (Open Inference Protocol)")
+    p_serve.add_argument("repository", metavar="MODEL_REPOSITORY")
+    p_serve.add_argument("--host", default="127.0.0.1")
+    p_serve.add_argument("--http-port", type=int, default=8000, help="0: any free port; -1: no REST")
+    p_serve.add_argument("--grpc-port", type=int, default=8001, help="0: any free port; -1: no gRPC")
+    p_serve.add_argument("--metrics-port", type=int, default=8002, help="/metrics listener; -1: none")
+    p_serve.add_argument("--poll", type=float, metavar="SECONDS", help="pick up repository changes")
+    p_serve.add_argument("--max-body-bytes", type=int, default=64 << 20, help="request size limit")
+    p_serve.add_argument("--threads", type=int, default=0, help="intra-op threads per model instance")
+    p_serve.add_argument("--default-max-batch-size", type=int, default=4, help="for models without config")
+    p_serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p_batch = sub.add_parser("batch", help="score a table of rows in-process or on a Ray cluster")
+    from onyx.ray.batch_cli import add_arguments as batch_arguments  # numpy only; Ray is imported on use
+
+    batch_arguments(p_batch)
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
-            info(args.model)
+            if args.model:
+                info(args.model)
+            from onyx import kernels
+
+            for line in kernels.describe():
+                print(line)
         elif args.command == "run":
             return run(args)
         elif args.command == "check":
@@ -231,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.model}: OK")
         elif args.command == "ops":
             ops()
+        elif args.command == "serve":
+            return _serve(args)
+        elif args.command == "batch":
+            from onyx.ray.batch_cli import batch
+
+            return batch(args)
         return 0
     except OnyxError as e:
         print(f"onyx: error: {type(e).__name__}: {e}", file=sys.stderr)

@@ -22,23 +22,16 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from onyx.errors import InvalidGraph, OnyxError
+from onyx.errors import Fail, InvalidGraph, OnyxError
 from onyx.ir.dtypes import DataType, from_numpy
 from onyx.ir.model import Attr, Function, Graph, Model, Node, Value
 from onyx.ir.symbolic import DimLike, Sym, dim_to_proto, parse_dim
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ir.types import MapType, OptionalType, SequenceType, Shape, TensorType, TypeBase
 from onyx.ops import registry
+from onyx.ops.binding import attribute_value, bind, is_pure, opset_for
 
 FOLD_LIMIT = 1 << 16  # fold constants only when inputs hold at most this many elements
-RANDOM_OPS = {
-    "RandomNormal",
-    "RandomUniform",
-    "RandomNormalLike",
-    "RandomUniformLike",
-    "Multinomial",
-    "Bernoulli",
-}
 # ops whose kernels also work on numpy object arrays of symbolic dims (shape arithmetic)
 SYMBOLIC_OK = {
     "Gather", "Concat", "Slice", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Add", "Sub", "Mul", "Neg",
@@ -156,8 +149,6 @@ class ShapeContext:
         a = self.inf.attrs(self.node).get(name)
         if a is None:
             return default
-        from onyx.runtime.plan import attribute_value
-
         try:
             return attribute_value(a)
         except OnyxError:
@@ -289,7 +280,11 @@ class _Inference:
         got = self.infos.get(id(v))
         if got is None:
             got = info_from_type(v.type)
-            if isinstance(v.const, Tensor | SparseTensor):
+            c = v.const
+            if isinstance(c, Tensor) and c.data_type and math.prod(c.dims) > FOLD_LIMIT:
+                # a weight: its type and dims say all inference needs, without reading its data
+                got = Info(None, int(c.data_type), list(c.dims))
+            elif isinstance(c, Tensor | SparseTensor):
                 try:
                     arr = v.const.numpy()
                     got = Info(
@@ -314,8 +309,7 @@ class _Inference:
 
     def infer_node(self, node: Node) -> None:
         ins = [self.info(v) for v in node.inputs]
-        domain = registry.normalize_domain(node.domain)
-        opset = self.opsets.get(domain, 1 if domain else self.opsets.get("", 1))
+        opset = opset_for(self.opsets, node.domain)
         outs: list[Info | None] = [None] * len(node.outputs)
         try:
             fn = self.functions.get((node.domain or "", node.op_type, node.overload or ""))
@@ -332,6 +326,11 @@ class _Inference:
         except OnyxError as e:
             if self.strict and not isinstance(e, registry.OnyxNotImplemented):
                 raise InvalidGraph(f"{node.describe()}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - a bug in a rule: the outputs stay as declared
+            if self.strict:
+                raise Fail(
+                    f"{node.describe()}: the shape rule failed: {type(e).__name__}: {e}"
+                ) from e
         for v, out in zip(node.outputs, outs):
             declared = info_from_type(v.type)
             if out is None:
@@ -344,7 +343,7 @@ class _Inference:
     # -- sources -------------------------------------------------------------------------------
     def _fold(self, node: Node, ins: list[Info | None], opset: int) -> list[Info | None] | None:
         """Run the kernel when every input value is known (numbers or symbolic shape arithmetic)."""
-        if node.op_type in RANDOM_OPS or any(True for _ in node.subgraphs()):
+        if not is_pure(node, opset) or any(True for _ in node.subgraphs()):
             return None
         present = [i for i in ins if i is not None]
         if any(i.value is None for i in present):
@@ -359,24 +358,15 @@ class _Inference:
                 return None
         if sum(int(np.asarray(i.value).size) for i in present) > FOLD_LIMIT:
             return None
-        from onyx.runtime.plan import attribute_value
-
         try:
-            kernel = registry.lookup(node.op_type, registry.normalize_domain(node.domain), opset)
+            bound = bind(node, opset, attributes=self.attrs(node))
         except OnyxError:
             return None
-        kwargs = {k: attribute_value(a) for k, a in self.attrs(node).items()}
-        if kernel.wants_num_outputs:
-            kwargs["_num_outputs"] = len(node.outputs)
-        if kernel.wants_ctx:
-            kwargs["_ctx"] = registry.KernelContext()
         args = [i.value if i is not None else None for i in ins]
-        while args and args[-1] is None and len(args) > kernel.min_inputs:
-            args.pop()
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                res = kernel.fn(*args, **kwargs)
+                res = bound(*args)
         except Exception:  # noqa: BLE001 - folding is best effort; the rule or the run will report
             return None
         if len(node.outputs) == 1 and not isinstance(res, tuple):
@@ -498,28 +488,38 @@ def _check_agree(node: Node, v: Value, declared: Info, inferred: Info) -> None:
                 )
 
 
-def _write_back(inf: _Inference, g: Graph) -> None:
+def _write_back(inf: _Inference, g: Graph, main: bool = True) -> None:
+    """Put what inference found onto the graph: each node output's type (listed in value_info), and, in
+    the main graph, the value it is known to hold (:attr:`Value.inferred_value`, for the optimizer).
+    A subgraph's outputs keep their declared types: they are the body's contract (a Loop that runs no
+    iteration makes its scan outputs from them, as onnxruntime does)."""
     listed = {id(v) for v in g.value_info} | {id(v) for v in g.outputs} | {id(v) for v in g.inputs}
+    contract = set() if main else {id(v) for v in g.outputs}
     for node in g.nodes:
         for v in node.outputs:
             info = inf.infos.get(id(v))
             if info is None or not v.name:
                 continue
+            if main:
+                v.inferred_value = info.value
             t = type_of(info)
-            if t is not None:
+            if t is not None and id(v) not in contract:
                 v.type = t
                 if id(v) not in listed:
                     g.value_info.append(v)
                     listed.add(id(v))
         for sub in node.subgraphs():
-            _write_back(inf, sub)
+            _write_back(inf, sub, main=False)
 
 
 def infer_shapes(model: Model, strict: bool = False) -> Model:
     """Give every intermediate value an element type and a (symbolic) shape; returns the model.
 
-    The model is updated in place: node outputs get types and the graph's value_info lists them.
-    ``strict`` raises InvalidGraph, naming the node, on a type or shape contradiction.
+    The model is updated in place: node outputs get types and the graph's value_info lists them, and a
+    main-graph value whose contents are known at load time (shape arithmetic, small constants) keeps
+    them in :attr:`Value.inferred_value` for the optimizer. ``strict`` raises InvalidGraph, naming the
+    node, on a type or shape contradiction (and Fail for a rule that crashes); otherwise what cannot be
+    inferred stays as declared. This is the session's stage between checking and optimizing.
     """
     if not isinstance(model, Model):
         from onyx.errors import InvalidArgument
@@ -534,6 +534,23 @@ def infer_shapes(model: Model, strict: bool = False) -> Model:
     inf.infer_graph(model.graph)
     _write_back(inf, model.graph)
     return model
+
+
+def type_new_nodes(model: Model, nodes: list[Node], opsets: dict[str, int] | None = None) -> None:
+    """Type the outputs of ``nodes`` that a rewrite has just made, from their inputs' types (and known
+    constants) by each op's own rule: the optimizer's passes keep the graph's types right without
+    inferring the whole model again. A value that already has a type keeps what it declares and gains
+    only what was unknown. ``opsets``: those in force where the nodes are (a function body's own)."""
+    inf = _Inference(model, strict=False)
+    if opsets is not None:
+        inf.opsets = opsets
+    for node in nodes:
+        inf.infer_node(node)
+        for v in node.outputs:
+            info = inf.infos.get(id(v))
+            t = None if info is None else type_of(info)
+            if t is not None and v.name:
+                v.type = t
 
 
 def known_fraction(model: Model) -> tuple[int, int]:
@@ -562,6 +579,7 @@ __all__ = [
     "same_shape_rule",
     "compare_rule",
     "known_fraction",
+    "type_new_nodes",
     "type_of",
     "math",
 ]

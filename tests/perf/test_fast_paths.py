@@ -1,6 +1,6 @@
 """The fast paths give what the plain numpy paths give.
 
-- the optional compiled loops (numba, the ``perf`` extra) against numpy (ONYX_NO_PERF=1): tree
+- the compiled kernels (onyx.kernels, C) against numpy (ONYX_NO_PERF=1) through whole sessions: tree
   ensembles over every branch mode, NaNs and missing-value tracking, SUM/AVERAGE, float32/float64;
   SVMClassifier probabilities (Platt scaling, pairwise coupling) for one row, a few and many;
 - kernels prepared once per session (``fn.prepare``) against the plain kernel call;
@@ -79,8 +79,7 @@ def _inputs(rng, n, n_features, dtype=np.float32):
 
 
 def _run_both(model, feeds, monkeypatch):
-    """(outputs with the compiled loops, outputs with numpy only)."""
-    pytest.importorskip("numba")
+    """(outputs with the compiled kernels, outputs with numpy only)."""
     monkeypatch.delenv("ONYX_NO_PERF", raising=False)
     fast = onyx.InferenceSession(model).run(None, feeds)
     monkeypatch.setenv("ONYX_NO_PERF", "1")
@@ -183,29 +182,6 @@ def test_tree_classifier_compiled_matches_numpy(n_classes, post, monkeypatch):
         _same(fast, plain, exact=True)
 
 
-def test_tree_ensemble_5_compiled_matches_numpy(monkeypatch):
-    from onyx.ops.ml import _tree
-
-    rng = np.random.default_rng(5)
-    a, w = _random_forest(rng, 8, 3, 2, MODES, multi=True)
-    forest = _tree.compile_legacy(
-        a["tid"], a["nid"], a["feat"], a["mode"], a["val"], a["tn"], a["fn"], a["miss"],
-        w["tid"], w["nid"], w["target"], w["weight"], 2, "test",
-    )  # fmt: skip
-    pytest.importorskip("numba")
-    monkeypatch.delenv("ONYX_NO_PERF", raising=False)
-    x = _inputs(rng, 50, 3, np.float64)
-    for how in ("SUM", "AVERAGE"):
-        for dt in (np.float32, np.float64):
-            fast = forest.aggregate(x, how, dt)
-            assert forest._jit is not None  # the compiled walk ran
-            forest._jit = None  # the numpy walk
-            plain = forest.aggregate(x, how, dt)
-            del forest._jit
-            np.testing.assert_array_equal(fast[0], plain[0])
-            np.testing.assert_array_equal(fast[1], plain[1])
-
-
 def test_tree_cycle_reported_by_both_paths(monkeypatch):
     node = helper.make_node(
         "TreeEnsembleRegressor",
@@ -279,8 +255,8 @@ def test_svc_probabilities_compiled_matches_numpy(n_classes, monkeypatch):
 @pytest.mark.parametrize("prob", [True, False])
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_svc_one_call_matches_numpy(kernel, prob, n_classes, monkeypatch):
-    # up to 16 rows the whole model is one compiled call (svm_ovo); 17 rows and more take numpy's
-    # kernel matrix and the compiled coupling
+    # up to 16 rows the whole model is one call (kernels.svm.svm_ovo); 17 rows and more take numpy's
+    # kernel matrix and kernels.svm.ovo_probabilities
     rng = np.random.default_rng(7)
     model = _svc_model(rng, n_classes, prob=prob, kernel=kernel)
     for n in (1, 2, 16, 17):
@@ -290,37 +266,6 @@ def test_svc_one_call_matches_numpy(kernel, prob, n_classes, monkeypatch):
         np.testing.assert_array_equal(fast[0], plain[0])
         np.testing.assert_allclose(fast[1], plain[1], rtol=1e-5, atol=1e-6)
         assert fast[1].dtype == np.float32 and fast[1].shape == plain[1].shape
-
-
-def test_svc_one_call_is_taken(monkeypatch):
-    pytest.importorskip("numba")
-    from onyx.ops.ml import _jit
-
-    calls = []
-    real = _jit.svm_ovo
-    monkeypatch.setattr(_jit, "svm_ovo", lambda *a: calls.append(a[0].shape) or real(*a))
-    model = _svc_model(np.random.default_rng(3), 3)
-    sess = onyx.InferenceSession(model)
-    sess.run(None, {"X": np.ones((2, 4), np.float32)})
-    sess.run(None, {"X": np.ones((40, 4), np.float32)})
-    assert calls == [(2, 4)]
-
-
-def test_svc_couplings_agree():
-    from onyx.ops.ml._svm import couple_probabilities, couple_rows
-
-    rng = np.random.default_rng(0)
-    for k in (2, 3, 4, 6):
-        q = rng.uniform(0.01, 0.99, size=(30, k, k))
-        r = np.triu(q, 1) + np.tril(1 - q.transpose(0, 2, 1), -1)
-        a = couple_rows(r, k)
-        b = couple_probabilities(r, k)
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-        try:
-            from onyx.ops.ml import _jit
-        except ImportError:
-            continue
-        np.testing.assert_allclose(_jit.couple_probabilities(r, k), b, rtol=1e-12, atol=1e-12)
 
 
 def _plain_kernel_outputs(model_bytes, feeds):
@@ -459,30 +404,9 @@ def test_small_gemm_path_matches_numpy(m):
     z = matmul(a, np.ascontiguousarray(w.T))
     assert z.flags.c_contiguous
     np.testing.assert_allclose(z, a @ w.T, rtol=1e-5, atol=1e-4)
-    # the BLAS thread count is what it was before
-    from onyx.runtime.threads import get_blas_threads, set_blas_threads
+    # the BLAS thread count is what it was before (small products run BLAS on one thread, then restore)
+    from onyx.kernels.blas_threads import blas_threads, limited
 
-    set_blas_threads(2)
-    gemm(a, w, c, 1.0, 1.0, 0, 1)
-    assert get_blas_threads() in (2, None)
-
-
-@pytest.mark.parametrize("modes", [["BRANCH_LEQ"], MODES])
-def test_tree_few_rows_walk_matches_level_walk(modes, monkeypatch):
-    """numpy's two walks: every condition at once (few rows) and one depth level at a time."""
-    from onyx.ops.ml import _tree
-
-    rng = np.random.default_rng(11)
-    a, w = _random_forest(rng, 30, 6, 2, modes, max_depth=6, multi=True)
-    forest = _tree.compile_legacy(
-        a["tid"], a["nid"], a["feat"], a["mode"], a["val"], a["tn"], a["fn"], a["miss"],
-        w["tid"], w["nid"], w["target"], w["weight"], 2, "test",
-    )  # fmt: skip
-    assert forest._leaf_ranges() is not None
-    for n in (1, 4, 9):
-        x = _inputs(rng, n, 6, np.float64)
-        few = forest.leaves(x)
-        monkeypatch.setattr(_tree, "_ALL_NODES_BUDGET", 0)
-        level = forest.leaves(x)
-        monkeypatch.undo()
-        np.testing.assert_array_equal(few, level)
+    with limited(2, openblas=2):
+        gemm(a, w, c, 1.0, 1.0, 0, 1)
+        assert blas_threads() in (2, None)

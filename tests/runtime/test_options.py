@@ -11,6 +11,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onyx
+from onyx.ir.builder import GraphBuilder
 from tests.runtime._util import assert_same, make_model, ort_session, tensor
 
 
@@ -125,7 +126,20 @@ def test_run_options_terminate():
     assert s.run(None, {"x": X}, ro)[0].shape == (3, 5)
 
 
-def test_intra_op_num_threads_of_one_session_does_not_leak_into_another():
+_SEEN: list = []
+
+
+@onyx.custom_op("RecordBlasThreads", domain="test.runtime.options")
+def _record_blas_threads(x):
+    from onyx.kernels.blas_threads import openblas_threads
+
+    _SEEN.append(openblas_threads())
+    return x
+
+
+def test_intra_op_num_threads_applies_during_the_run_and_never_leaks():
+    """A session's intra_op_num_threads is BLAS's count while it runs; the process's count is the same
+    before and after every run, of that session or another."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
 
     def blas_threads():
@@ -136,15 +150,21 @@ def test_intra_op_num_threads_of_one_session_does_not_leak_into_another():
     before = blas_threads()
     if 1 in before:
         pytest.skip("BLAS already runs one thread")
+    b = GraphBuilder(opset=17)
+    b.opsets["test.runtime.options"] = 1
+    x = b.input("x", np.float32, [2])
+    b.output(b.op("RecordBlasThreads", x, domain="test.runtime.options"), "y", np.float32, [2])
+    model = b.model()
     so = onyx.SessionOptions()
     so.intra_op_num_threads = 1
-    one = onyx.InferenceSession(_model().SerializeToString(), so)
-    default = onyx.InferenceSession(_model().SerializeToString())
-    # (several OpenBLAS copies may be loaded, numpy's and scipy's: onyx sets one of them)
+    one = onyx.InferenceSession(model, so)
+    default = onyx.InferenceSession(model)
     for _ in range(2):
-        one.run(None, {"x": X})
-        assert 1 in blas_threads()
-        default.run(None, {"x": X})
+        _SEEN.clear()
+        one.run(None, {"x": np.ones(2, np.float32)})
+        assert _SEEN == [1]
+        assert blas_threads() == before
+        default.run(None, {"x": np.ones(2, np.float32)})
         assert blas_threads() == before
 
 

@@ -1,5 +1,5 @@
 """GEMM weights stored transposed at session creation (onyx.runtime.repack) and the kernels that read
-them (onyx.ops.linalg.gemm.product, com.microsoft Attention): same results as the original layout, with
+them (onyx.kernels.products.product, com.microsoft Attention): same results as the original layout, with
 prepacking off, and as numpy / onnxruntime; weights that other nodes read, that callers may feed, or
 that are small keep their layout."""
 
@@ -13,10 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 import onyx
 from onyx.errors import InvalidArgument
 from onyx.ir.builder import GraphBuilder
+from onyx.kernels import blas, products
 from onyx.model_io import load, save
 from onyx.ops.contrib.attention import attention
-from onyx.ops.linalg import gemm as gemm_mod
-from onyx.runtime import blas
 from onyx.runtime.repack import DISABLE_KEY, transposed_copy
 
 R = np.random.default_rng(7)
@@ -162,14 +161,14 @@ def test_product_with_a_transposed_weight(lead, rows, k, n):
     wf = np.asfortranarray(w)
     macs = a.size * n
     want = a @ w
-    got = gemm_mod.product(a, wf, macs)
+    got = products.product(a, wf, macs)
     assert got.shape == want.shape and got.flags.c_contiguous
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
     total_rows = a.size // k
-    flips = k >= gemm_mod.TRANSPOSE_MIN_DEPTH and total_rows * n * 4 <= gemm_mod.TRANSPOSE_BACK_BYTES
-    assert gemm_mod.flips(a, wf) == flips
-    assert not gemm_mod.flips(a, w)  # a C-ordered weight is never flipped
-    yt = gemm_mod.product_t(a, wf, macs)
+    flips = k >= products.TRANSPOSE_MIN_DEPTH and total_rows * n * 4 <= products.TRANSPOSE_BACK_BYTES
+    assert products.flips(a, wf) == flips
+    assert not products.flips(a, w)  # a C-ordered weight is never flipped
+    yt = products.product_t(a, wf, macs)
     assert yt.shape == (n, total_rows)
     np.testing.assert_allclose(yt, want.reshape(-1, n).T, rtol=1e-4, atol=1e-3)
 
@@ -179,8 +178,8 @@ def test_few_rows_keep_the_gemv_rules(rows):
     """One to eight rows are GEMV-like: never flipped (their own thread rules apply), still exact."""
     a = rn(rows, 2048)
     wf = np.asfortranarray(rn(2048, 512))
-    assert not gemm_mod.flips(a, wf)
-    np.testing.assert_allclose(gemm_mod.product(a, wf, a.size * 512), a @ wf, rtol=1e-4, atol=1e-3)
+    assert not products.flips(a, wf)
+    np.testing.assert_allclose(products.product(a, wf, a.size * 512), a @ wf, rtol=1e-4, atol=1e-3)
 
 
 def test_mismatched_inner_dimension_is_an_error_not_a_reshape():
@@ -193,13 +192,13 @@ def test_mismatched_inner_dimension_is_an_error_not_a_reshape():
     assert _template(s, "w").flags.f_contiguous
     with pytest.raises(onyx.OnyxError, match="MatMul"):
         s.run(None, {"x": rn(16, 1024)})
-    assert not gemm_mod.flips(rn(16, 1024), np.asfortranarray(rn(512, 300)))
+    assert not products.flips(rn(16, 1024), np.asfortranarray(rn(512, 300)))
 
 
 def test_product_flips_only_matching_dtypes():
     a = rn(16, 512).astype(np.float64)
     wf = np.asfortranarray(rn(512, 64))
-    assert not gemm_mod.flips(a, wf)
+    assert not products.flips(a, wf)
 
 
 def _attention_cases():
@@ -271,5 +270,5 @@ def test_weights_keep_their_layout_on_mkl(monkeypatch):
     want = onyx.InferenceSession(_mlp(ws), _unpacked()).run(None, feeds)
     np.testing.assert_allclose(s.run(None, feeds)[0], want[0], rtol=1e-4, atol=1e-4)
     a, wf = rn(64, 1024), np.asfortranarray(rn(1024, 300))
-    assert not gemm_mod.flips(a, wf)
-    np.testing.assert_allclose(gemm_mod.product(a, wf, 64 * 1024 * 300), a @ wf, rtol=1e-4, atol=1e-3)
+    assert not products.flips(a, wf)
+    np.testing.assert_allclose(products.product(a, wf, 64 * 1024 * 300), a @ wf, rtol=1e-4, atol=1e-3)

@@ -9,7 +9,6 @@ inference knows little of it), and with the expected outputs of the official nod
 from __future__ import annotations
 
 import importlib
-import re
 import warnings
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import onyx
 from onyx.ir.dtypes import from_numpy
 from onyx.ir.symbolic import Sym, parse_dim
 from onyx.ir.types import MapType, OptionalType, SequenceType, TensorType
-from tests.shape_inference._oprules import dims_str
+from tests.shape_inference._oprules import dims_str, registered_ops
 from tests.shape_inference._oprules import onnx_types as onnx_types  # re-exported for the tests
 from tests.shape_inference._oprules import same_as_onnx as _same_as_onnx
 
@@ -52,10 +51,7 @@ RANDOM_OPS = {
 
 def family_ops(family: str) -> frozenset[str]:
     """Every op type registered in src/onyx/ops/<family>/ (any domain)."""
-    names = set()
-    for f in (OPS_DIR / family).glob("*.py"):
-        names.update(re.findall(r'@op\(\s*"(\w+)"', f.read_text()))
-    return frozenset(names)
+    return registered_ops(family, default_domain=False)
 
 
 def all_mine() -> frozenset[str]:

@@ -10,7 +10,6 @@ import base64
 import functools
 import json
 import os
-import re
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -30,12 +29,24 @@ OPS_DIR = Path(onyx.__file__).parent / "ops"
 
 
 @functools.cache
+def registered_ops(*families: str, default_domain: bool = True) -> frozenset[str]:
+    """Every op type with a kernel defined in src/onyx/ops/<family>/ (in an op's file or in a helper
+    module of the family that builds it), of the default domain only unless ``default_domain`` is
+    False."""
+    from onyx.ops import registry
+
+    registry.load_all()
+    prefixes = tuple(f"onyx.ops.{f}." for f in families)
+    return frozenset(
+        op
+        for (domain, op), kernels in registry._registry.items()
+        if (domain == "" or not default_domain) and any(k.fn.__module__.startswith(prefixes) for k in kernels)
+    )
+
+
 def family_ops(family: str) -> frozenset[str]:
     """Every op type registered (default domain) in src/onyx/ops/<family>/."""
-    names = set()
-    for f in (OPS_DIR / family).glob("*.py"):
-        names.update(re.findall(r'@op\("(\w+)"(?!, domain)', f.read_text()))
-    return frozenset(names)
+    return registered_ops(family)
 
 
 MINE = ("math", "activation", "linalg")

@@ -24,6 +24,7 @@ from onyx.ir.dtypes import from_numpy
 from onyx.ir.symbolic import Sym, parse_dim
 from onyx.ir.types import TensorType
 from tests.shape_inference._oprules import onnx_types as onnx_types  # re-exported for the tests
+from tests.shape_inference._oprules import registered_ops
 from tests.shape_inference._oprules import same_as_onnx as _same_as_onnx
 
 OPS_DIR = Path(onyx.__file__).parent / "ops"
@@ -32,11 +33,7 @@ OPS_DIR = Path(onyx.__file__).parent / "ops"
 @functools.cache
 def family_ops(*families: str) -> frozenset[str]:
     """Every op type registered (default domain) in src/onyx/ops/<family>/."""
-    names: set[str] = set()
-    for fam in families:
-        for f in (OPS_DIR / fam).glob("*.py"):
-            names.update(re.findall(r'@op\("(\w+)"(?!, domain)', f.read_text()))
-    return frozenset(names)
+    return registered_ops(*families)
 
 
 MINE = family_ops("tensor", "reduce")

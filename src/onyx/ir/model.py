@@ -50,6 +50,7 @@ class Value:
         "doc_string",
         "metadata_props",
         "unknown",
+        "inferred_value",
     )
 
     def __init__(
@@ -64,6 +65,9 @@ class Value:
         self.doc_string: str | None = None
         self.metadata_props: list[tuple[str, str]] = []
         self.unknown: list[bytes] = []
+        # what shape inference worked out this value to be at load time (shape arithmetic, small
+        # constants): an analysis result for the optimizer, kept by rewrites, never saved
+        self.inferred_value: Any = None
 
     @property
     def shape(self):
@@ -426,5 +430,147 @@ class Model:
     def function_map(self) -> dict[tuple[str, str, str], Function]:
         return {f.key: f for f in self.functions}
 
+    def clone(self) -> Model:
+        """An independent copy of the model's structure (graphs, nodes, values, attributes, types,
+        functions, metadata) that shares the tensors' data: weights are never copied, and a writeable
+        array is shared as a read-only view. Rewriting the copy (an optimizer, a session) leaves this
+        model exactly as it was."""
+        return _Cloner().model(self)
+
     def __repr__(self) -> str:
         return f"Model(ir_version={self.ir_version}, opsets={self.opsets}, graph={self.graph!r})"
+
+
+def _copy_fields(obj: Any, new: Any, names: tuple[str, ...]) -> None:
+    """Copy plain fields; lists (metadata, unknown fields kept for round trips) are copied shallowly."""
+    for name in names:
+        v = getattr(obj, name)
+        setattr(new, name, list(v) if isinstance(v, list) else v)
+
+
+_GRAPH_FIELDS = (
+    "doc_string", "quantization_annotation", "metadata_props", "unknown", "explicit", "load_issues",
+)  # fmt: skip
+_FUNCTION_FIELDS = (
+    "overload", "attributes", "opset_imports", "doc_string", "metadata_props", "unknown", "explicit",
+)  # fmt: skip
+
+
+class _Cloner:
+    """Model.clone: one walk that maps every value, node and graph to its copy."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, tuple[Value, Value]] = {}  # id(original) -> (original, copy)
+        self.nodes: dict[int, Node] = {}
+
+    def model(self, m: Model) -> Model:
+        new = object.__new__(Model)
+        plain = tuple(n for n in Model.__slots__ if n not in ("graph", "training_info", "functions"))
+        _copy_fields(m, new, plain)
+        new.graph = self.graph(m.graph, None)
+        new.functions = [self.function(f) for f in m.functions]
+        new.training_info = [self.training_info(t) for t in m.training_info]
+        for old, v in self.values.values():  # uses in the original's order, nodes of the model only
+            v.uses = [(self.nodes[id(n)], i) for n, i in old.uses if id(n) in self.nodes]
+        return new
+
+    def value(self, v: Value) -> Value:
+        hit = self.values.get(id(v))
+        if hit is not None:
+            return hit[1]
+        new = Value(v.name, v.type.copy() if v.type is not None else None, _share(v.const))
+        new.index = v.index
+        new.doc_string = v.doc_string
+        new.metadata_props = list(v.metadata_props)
+        new.unknown = list(v.unknown)
+        new.inferred_value = v.inferred_value
+        self.values[id(v)] = (v, new)
+        return new
+
+    def graph(self, g: Graph, parent: Node | None) -> Graph:
+        new = Graph(g.name)
+        _copy_fields(g, new, _GRAPH_FIELDS)
+        new.outer_refs = set(g.outer_refs)
+        new.parent = parent
+        new.inputs = [self.value(v) for v in g.inputs]
+        new.initializers = {k: self.value(v) for k, v in g.initializers.items()}
+        new.nodes = [self.node(n, new) for n in g.nodes]
+        new.outputs = [self.value(v) for v in g.outputs]
+        new.value_info = [self.value(v) for v in g.value_info]
+        for (kind, _), ov in g.overrides.items():
+            if ov.value is not None:
+                v = self.value(ov.value)
+                t = ov.type.copy() if ov.type is not None else None
+                new.overrides[(kind, id(v))] = ValueInfoOverride(
+                    t, ov.doc_string, list(ov.metadata_props), list(ov.unknown), v
+                )
+        return new
+
+    def node(self, n: Node, graph: Graph) -> Node:
+        new = Node(n.op_type, domain=n.domain, name=n.name)
+        self.nodes[id(n)] = new
+        _copy_fields(n, new, ("overload", "doc_string", "metadata_props", "unknown", "explicit"))
+        new.graph = graph
+        new.inputs = [self.value(v) if v is not None else None for v in n.inputs]
+        for v in n.outputs:
+            c = self.value(v)
+            c.producer = new
+            new.outputs.append(c)
+        new.attributes = {k: self.attr(a, new) for k, a in n.attributes.items()}
+        return new
+
+    def attr(self, a: Attr, node: Node | None) -> Attr:
+        new = Attr(a.name, a.type, None, a.ref_attr_name)
+        new.doc_string = a.doc_string
+        new.unknown = list(a.unknown)
+        new.explicit = dict(a.explicit)
+        v = a.value
+        t = a.type
+        if v is None:
+            pass
+        elif t == AttrType.GRAPH:
+            v = self.graph(v, node)
+        elif t == AttrType.GRAPHS:
+            v = [self.graph(g, node) for g in v]
+        elif t in (AttrType.TENSOR, AttrType.SPARSE_TENSOR):
+            v = _share(v)
+        elif t in (AttrType.TENSORS, AttrType.SPARSE_TENSORS):
+            v = [_share(x) for x in v]
+        elif t == AttrType.TYPE_PROTO:
+            v = v.copy()
+        elif t == AttrType.TYPE_PROTOS:
+            v = [x.copy() for x in v]
+        elif isinstance(v, list):
+            v = list(v)
+        new.value = v
+        return new
+
+    def function(self, f: Function) -> Function:
+        new = Function(f.domain, f.name)
+        _copy_fields(f, new, _FUNCTION_FIELDS)
+        new.inputs = [self.value(v) for v in f.inputs]
+        new.graph = self.graph(f.graph, None)
+        new.outputs = [self.value(v) for v in f.outputs]
+        new.attribute_protos = [self.attr(a, None) for a in f.attribute_protos]
+        return new
+
+    def training_info(self, t: TrainingInfo) -> TrainingInfo:
+        new = TrainingInfo()
+        new.initialization = self.graph(t.initialization, None) if t.initialization is not None else None
+        new.algorithm = self.graph(t.algorithm, None) if t.algorithm is not None else None
+        new.initialization_binding = list(t.initialization_binding)
+        new.update_binding = list(t.update_binding)
+        new.unknown = list(t.unknown)
+        return new
+
+
+def _share(t: Any) -> Any:
+    """A new tensor object over the same data (sparse tensors: over the same value/index tensors)."""
+    if isinstance(t, SparseTensor):
+        new = SparseTensor(_share(t.values), _share(t.indices), t.dims)
+        new.unknown = list(t.unknown)
+        new.explicit = t.explicit
+        return new
+    if isinstance(t, Tensor):
+        return t.shared_copy()
+    return t

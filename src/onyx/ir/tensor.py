@@ -20,32 +20,6 @@ import numpy as np
 from onyx.errors import InvalidArgument, InvalidGraph
 from onyx.ir.dtypes import PACKED_SUBBYTE, SIX_BIT, DataType, from_numpy
 
-# Which typed field holds each element type when raw_data is not used (onnx.proto's rules).
-FLOAT_DATA, INT32_DATA, STRING_DATA, INT64_DATA, DOUBLE_DATA, UINT64_DATA = 4, 5, 6, 7, 10, 11
-_FIELD_OF = {
-    DataType.FLOAT: FLOAT_DATA,
-    DataType.COMPLEX64: FLOAT_DATA,
-    DataType.DOUBLE: DOUBLE_DATA,
-    DataType.COMPLEX128: DOUBLE_DATA,
-    DataType.INT64: INT64_DATA,
-    DataType.UINT32: UINT64_DATA,
-    DataType.UINT64: UINT64_DATA,
-    DataType.STRING: STRING_DATA,
-}
-TYPED_FIELD_NAMES = {
-    FLOAT_DATA: "float_data",
-    INT32_DATA: "int32_data",
-    STRING_DATA: "string_data",
-    INT64_DATA: "int64_data",
-    DOUBLE_DATA: "double_data",
-    UINT64_DATA: "uint64_data",
-}
-
-
-def typed_field_for(dtype: int) -> int:
-    """The TensorProto field number that holds ``dtype`` when raw_data is not used."""
-    return _FIELD_OF.get(dtype, INT32_DATA)
-
 
 @dataclass
 class ExternalData:
@@ -106,8 +80,8 @@ class Tensor:
         self.doc_string: str | None = None
         self.metadata_props: list[tuple[str, str]] = []
         self.raw = raw  # bytes-like (memoryview over the file) or None
-        self.typed: list[Any] | None = None  # segments of the typed field (see decode)
-        self.typed_field: int | None = None
+        self.typed: list[Any] | None = None  # segments of the typed field, as onyx.proto decoded them
+        self.typed_field: int | None = None  # which field they came from (onyx.proto.typed_data)
         self.external: ExternalData | None = None
         self.data_location: int | None = None
         self.segment: tuple[int | None, int | None] | None = None
@@ -125,6 +99,21 @@ class Tensor:
         if dt == DataType.STRING and arr.dtype != object:
             arr = arr.astype(object)
         return cls(name, int(dt), arr.shape, array=arr)
+
+    def shared_copy(self) -> Tensor:
+        """A new tensor object over the same data (never copied): its fields can change (a session
+        storing a repacked weight, a pass renaming it) without touching this one. A writeable array is
+        shared as a read-only view, so that freezing or writing through the copy cannot reach it."""
+        new = object.__new__(Tensor)
+        for name in Tensor.__slots__:
+            v = getattr(self, name)
+            setattr(new, name, list(v) if isinstance(v, list) else v)
+        arr = self._array
+        if isinstance(arr, np.ndarray) and arr.flags.writeable and arr.dtype != object:
+            arr = arr.view()
+            arr.flags.writeable = False
+            new._array = arr
+        return new
 
     # -- properties ---------------------------------------------------------------------------
     @property
@@ -230,6 +219,8 @@ class Tensor:
             ):
                 _release_pages(self._owner, raw)  # copied (unaligned): the file's pages are not needed
             return arr
+        from onyx.proto.typed_data import typed_to_array
+
         return typed_to_array(self.typed or [], self.typed_field, dt, dims, self.name)
 
 
@@ -424,44 +415,6 @@ def array_to_raw(arr: np.ndarray, dt: DataType) -> Any:
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     # a uint8 view first: memoryview cannot describe ml_dtypes' element types (bfloat16, float8)
     return memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else b""
-
-
-def typed_to_array(
-    segments: list[Any], field_no: int | None, dt: DataType, dims: tuple[int, ...], name: str | None
-) -> np.ndarray:
-    """Decode the typed field (float_data, int32_data, ...) into an array of ``dt``."""
-    from onyx.proto.wire import decode_packed
-
-    count = math.prod(dims)
-    field_no = field_no if field_no is not None else typed_field_for(dt)
-    values = decode_packed(segments, field_no)
-    npdt = dt.numpy_dtype
-    if dt in (DataType.COMPLEX64, DataType.COMPLEX128):
-        need = 2 * count
-        _check_count(values.size, need, name, dims, dt)
-        return values.astype(np.float32 if dt == DataType.COMPLEX64 else np.float64).view(npdt).reshape(dims)
-    if field_no == INT32_DATA:
-        if dt in PACKED_SUBBYTE:
-            need = -(-count // PACKED_SUBBYTE[dt])
-            _check_count(values.size, need, name, dims, dt)
-            return unpack_subbyte(values.astype(np.uint8), dt, count).reshape(dims)
-        _check_count(values.size, count, name, dims, dt)
-        if npdt.itemsize == 2 and npdt.kind not in "iu":  # float16 / bfloat16 bit patterns
-            return values.astype(np.uint16).view(npdt).reshape(dims)
-        if dt in SIX_BIT:
-            return (values.astype(np.uint8) & 0x3F).view(npdt).reshape(dims)
-        if npdt.itemsize == 1 and npdt.kind not in "iub":  # float8 bit patterns
-            return values.astype(np.uint8).view(npdt).reshape(dims)
-        return values.astype(npdt).reshape(dims)
-    _check_count(values.size, count, name, dims, dt)
-    return values.astype(npdt).reshape(dims)
-
-
-def _check_count(got: int, need: int, name, dims, dt) -> None:
-    if got != need:
-        raise InvalidGraph(
-            f"tensor {name!r}: typed data holds {got} values but shape {list(dims)} of {dt.name} needs {need}"
-        )
 
 
 class SparseTensor:

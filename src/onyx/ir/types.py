@@ -13,6 +13,29 @@ from onyx.ir.dtypes import DataType
 Dim = int | str | None
 
 
+def _copy_slotted(obj: Any) -> Any:
+    """A copy of a small slotted type object: lists are copied and nested types/shapes copied in turn,
+    so that editing the copy (a free-dimension override, say) never changes the original."""
+    new = object.__new__(type(obj))
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if not hasattr(obj, name):
+                continue
+            v = getattr(obj, name)
+            if isinstance(v, TypeBase | Shape):
+                v = v.copy()
+            elif isinstance(v, list):
+                v = [_copy_item(x) for x in v]
+            setattr(new, name, v)
+    return new
+
+
+def _copy_item(x: Any) -> Any:
+    if isinstance(x, TypeBase | Shape):
+        return x.copy()
+    return list(x) if isinstance(x, list) else x
+
+
 class Shape:
     """A tensor shape with symbolic dims."""
 
@@ -28,6 +51,10 @@ class Shape:
     @property
     def rank(self) -> int:
         return len(self.dims)
+
+    def copy(self) -> Shape:
+        """An independent copy (dims, denotations and kept unknown fields)."""
+        return _copy_slotted(self)
 
     def is_static(self) -> bool:
         return all(isinstance(d, int) for d in self.dims)
@@ -68,6 +95,10 @@ class TypeBase:
 
     def ort_name(self) -> str:
         raise NotImplementedError
+
+    def copy(self) -> TypeBase:
+        """An independent copy, nested element types and shapes included."""
+        return _copy_slotted(self)
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]

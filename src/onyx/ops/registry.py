@@ -2,14 +2,45 @@
 
 A kernel is a plain function. Its positional parameters are the ONNX inputs in order (optional ones
 default to ``None``; ``*xs`` for a variadic input); its keyword-only parameters are the attributes, with
-the spec's default as the Python default. Two keyword-only names are special and never attributes:
+the spec's default as the Python default. Three keyword-only names are special and never attributes:
 
 ``_num_outputs``  the number of outputs the node declares (Split, Dropout, LSTM...)
 ``_ctx``          the :class:`KernelContext` of the run (random seeds, threads, subgraph runner)
 ``_node``         the IR node itself, bound when the plan is built (for ops such as Gradient that
                   need the graph around them)
 
-Dispatch picks, for the node's domain, the kernel with the newest ``since <= opset < until``.
+Dispatch picks, for the node's domain, the kernel with the newest ``since <= opset < until``; binding a
+node to its kernel (attributes converted and checked, special parameters added) is
+:func:`onyx.ops.binding.bind`, used by the plan, constant folding and shape inference alike.
+
+Two facts about a kernel are declared on its decorator, never listed elsewhere:
+
+``pure=False``     the result is not a function of the inputs and attributes alone (random generators,
+                   Dropout in training mode): such a node is never constant-folded, merged with an equal
+                   one, swept as dead by a fusion, or cached per shape signature.
+``prepare=f``      per-node state worked out once when the plan is built. ``f(**attributes)`` gets every
+                   attribute (the defaults of those the node leaves out included, and the special
+                   parameters the kernel declares) and returns a callable of the inputs alone, or None
+                   to decline; ``fn(*inputs, **attrs)`` must stay equivalent to ``f(**attrs)(*inputs)``.
+                   Arrays built from attribute lists, compiled trees and attribute validation go there,
+                   so that they are done once per session, not per run. A ``prepare`` that raises counts
+                   as declining: the plain kernel then reports the bad attribute at run time, with its
+                   node. A ``prepare`` that declares ``_constants`` also gets the node's constant
+                   inputs, a tuple in input order: the frozen array an input holds on every run (an
+                   initializer no feed can override), or None; the callable it returns is still called
+                   with every input, so it may check ``W is constants[1]`` before using what it derived
+                   from it. The special parameters (``_ctx`` for the session's threads, ``_node``) reach
+                   ``prepare`` as they reach the kernel.
+
+Per-node state lives in ``prepare`` (conv's channels-last ReplayMemo is made there, one per node;
+the tree ensembles compile their forests there). Two caches stay outside it, on purpose:
+
+- ``onyx.ops._derived``: arrays a kernel derives from a weight (a transposed or converted copy) inside
+  the strategy it picks for the input's shape at run time; keyed on the frozen weight's identity, so
+  they are built once per session all the same, and they are shared between nodes reading one weight.
+- ``onyx.runtime.repack``: GEMM weights stored transposed, decided for the whole plan by the BLAS in
+  use and the session option ``session.disable_prepacking``; it replaces the tensor the model holds
+  (so the original's pages can be released), which no single node's ``prepare`` may do.
 """
 
 from __future__ import annotations
@@ -60,6 +91,9 @@ class Kernel:
     wants_ctx: bool = False
     wants_node: bool = False
     shape_fn: Callable[..., Any] | None = None
+    pure: bool = True
+    prepare: Callable[..., Any] | None = None
+    prepare_wants_constants: bool = False
 
     @property
     def version_range(self) -> str:
@@ -117,15 +151,28 @@ def register(
     since: int = 1,
     until: int | None = None,
     replace: bool = False,
+    pure: bool = True,
+    prepare: Callable[..., Any] | None = None,
 ) -> Kernel:
     """Register ``fn`` as the kernel of ``op_type`` for opsets ``since <= v < until``.
 
     Overlapping version ranges for the same (domain, op) raise at import time unless ``replace``.
+    ``pure`` and ``prepare``: see the module's docstring.
     """
     domain = normalize_domain(domain)
     if until is not None and until <= since:
         raise RuntimeException(f"{op_type}: empty version range [{since}, {until})")
-    kernel = Kernel(op_type=op_type, domain=domain, since=since, until=until, fn=fn, **_signature(fn))
+    kernel = Kernel(
+        op_type=op_type,
+        domain=domain,
+        since=since,
+        until=until,
+        fn=fn,
+        pure=pure,
+        prepare=prepare,
+        prepare_wants_constants=prepare is not None and _declares(prepare, "_constants"),
+        **_signature(fn),
+    )
     key = (domain, op_type)
     with _lock:
         existing = _registry.setdefault(key, [])
@@ -143,6 +190,14 @@ def register(
     return kernel
 
 
+def _declares(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` takes the keyword ``name`` (by name: ``**kwargs`` alone does not count)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _overlap(a: Kernel, b: Kernel) -> bool:
     a_end = a.until if a.until is not None else 1 << 30
     b_end = b.until if b.until is not None else 1 << 30
@@ -150,26 +205,34 @@ def _overlap(a: Kernel, b: Kernel) -> bool:
 
 
 def op(
-    op_type: str, *, domain: str = DEFAULT_DOMAIN, since: int = 1, until: int | None = None
+    op_type: str,
+    *,
+    domain: str = DEFAULT_DOMAIN,
+    since: int = 1,
+    until: int | None = None,
+    pure: bool = True,
+    prepare: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: register the function as the kernel of ``op_type`` for ``since <= opset < until``."""
+    """Decorator: register the function as the kernel of ``op_type`` for ``since <= opset < until``
+    (``pure`` and ``prepare``: see the module's docstring)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        register(op_type, fn, domain=domain, since=since, until=until)
+        register(op_type, fn, domain=domain, since=since, until=until, pure=pure, prepare=prepare)
         return fn
 
     return deco
 
 
 def custom_op(
-    op_type: str, *, domain: str, since: int = 1, until: int | None = None
+    op_type: str, *, domain: str, since: int = 1, until: int | None = None, pure: bool = True
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator for user kernels (``onyx.custom_op``): like :func:`op`, but registering the same op
     again replaces the earlier kernel (re-running a notebook cell). Kernels live in the process that
-    registered them: a worker process must import the module that defines them."""
+    registered them: a worker process must import the module that defines them. ``pure=False`` for a
+    kernel whose result is not a function of its inputs (never folded or cached)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        register(op_type, fn, domain=domain, since=since, until=until, replace=True)
+        register(op_type, fn, domain=domain, since=since, until=until, replace=True, pure=pure)
         return fn
 
     return deco
@@ -299,6 +362,15 @@ def lookup(op_type: str, domain: str, opset: int) -> Kernel:
             )
         raise OnyxNotImplemented(f"operator {shown}::{op_type} (opset {opset}) is not implemented")
     return best
+
+
+def is_pure(op_type: str, domain: str, opset: int) -> bool:
+    """Whether the kernel of ``op_type`` at ``opset`` declares its result a function of its inputs
+    (``@op(..., pure=False)`` says it is not); an operator with no kernel counts as pure."""
+    try:
+        return lookup(op_type, domain, opset).pure
+    except OnyxNotImplemented:
+        return True
 
 
 def registered() -> dict[tuple[str, str], list[Kernel]]:

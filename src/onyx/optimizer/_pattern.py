@@ -17,14 +17,14 @@ import numpy as np
 
 from onyx.errors import OnyxError
 from onyx.ir.model import AttrType, Function, Graph, Model, Node, Value
-from onyx.ir.tensor import SparseTensor, Tensor
+from onyx.ir.tensor import Tensor
 from onyx.ir.types import TensorType
+from onyx.ops.binding import is_pure, opset_for
+from onyx.optimizer._util import constant_value
+from onyx.shape_inference import type_new_nodes
 
 MS = "com.microsoft"
 _DEFAULT = ("", "ai.onnx")
-_SIDE_EFFECTS = frozenset(
-    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
-)
 
 
 def is_op(node: Node | None, *op_types: str, domain: str | None = None) -> bool:
@@ -49,47 +49,18 @@ class Ctx:
         self.model = model
         self.graph = graph
         self.function = function  # the model-local function whose body this graph is (or is in)
-        opsets = model.opsets if function is None else {**model.opsets, **function.opsets()}
-        self.opset = opsets.get("", 1)
+        self.opsets = model.opsets if function is None else {**model.opsets, **function.opsets()}
+        self.opset = self.opsets.get("", 1)
         # a subgraph may list an outer value as its output without any node reading it
         self.output_ids = {id(v) for g in _all_graphs(model) for v in g.outputs}
         self.output_ids |= {id(v) for f in model.functions for v in f.outputs}
         self.input_ids = {id(v) for v in graph.inputs}
         if function is not None:
             self.input_ids |= {id(v) for v in function.inputs}
-        self._infos: dict | None = None
 
     # -- constants --------------------------------------------------------------------------
     def const(self, v: Value | None) -> np.ndarray | None:
-        if v is None or id(v) in self.input_ids:
-            return None
-        p = v.producer
-        if p is None:
-            c = v.const
-            if isinstance(c, Tensor | SparseTensor):
-                try:
-                    return c.numpy()
-                except (OnyxError, ValueError, TypeError):
-                    return None
-            return None
-        if is_op(p, "Constant") and len(p.attributes) == 1:
-            a = next(iter(p.attributes.values()))
-            if a.ref_attr_name:
-                return None
-            if a.name == "value" and a.type == AttrType.TENSOR:
-                try:
-                    return a.value.numpy()
-                except (OnyxError, ValueError, TypeError):
-                    return None
-            if a.name == "value_float":
-                return np.asarray(a.value, np.float32)
-            if a.name == "value_int":
-                return np.asarray(a.value, np.int64)
-            if a.name == "value_floats":
-                return np.asarray(a.value, np.float32)
-            if a.name == "value_ints":
-                return np.asarray(a.value, np.int64)
-        return None
+        return constant_value(v, self.input_ids)
 
     def scalar(self, v: Value | None, like: Value | None = None) -> float | None:
         """The value of a one-element float/int constant; with ``like``, only when combining it
@@ -138,23 +109,15 @@ class Ctx:
 
     # -- types ------------------------------------------------------------------------------
     def dims(self, v: Value | None) -> list | None:
-        """Dims of ``v`` (ints, symbols or None) from its declared type, a constant, or inference."""
+        """Dims of ``v`` (ints, symbol names or None) from a constant or its type (declared, or left by
+        the shape-inference stage that runs before the optimizer)."""
         if v is None:
             return None
         c = self.const(v) if v.producer is None or is_op(v.producer, "Constant") else None
         if c is not None:
             return list(c.shape)
         t = v.type
-        declared = list(t.shape.dims) if isinstance(t, TensorType) and t.shape is not None else None
-        if declared is not None and all(d is not None for d in declared):
-            return declared
-        info = self.infos().get(id(v))
-        if info is not None and info.dims is not None:
-            got = list(info.dims)
-            if declared is None or len(declared) != len(got):
-                return got if declared is None else declared
-            return [d if d is not None else g for d, g in zip(declared, got)]
-        return declared
+        return list(t.shape.dims) if isinstance(t, TensorType) and t.shape is not None else None
 
     def rank(self, v: Value | None) -> int | None:
         d = self.dims(v)
@@ -174,26 +137,11 @@ class Ctx:
                 return int(from_numpy(c.dtype))
             except OnyxError:
                 return None
-        info = self.infos().get(id(v))
-        return None if info is None else info.elem
+        return None
 
-    def infos(self) -> dict:
-        """What shape inference knows (computed once, lazily; nothing is written to the model)."""
-        if self._infos is None:
-            self._infos = {}
-            if self.graph is self.model.graph:
-                try:
-                    from onyx.shape_inference import _Inference
-
-                    inf = _Inference(self.model, False)
-                    inf.infer_graph(self.model.graph)
-                    self._infos = inf.infos
-                except Exception:  # noqa: BLE001 - inference is a hint here; no hint, no fusion
-                    self._infos = {}
-        return self._infos
-
-    def invalidate(self) -> None:
-        self._infos = None
+    def pure(self, node: Node) -> bool:
+        """Whether ``node``'s result is a function of its inputs: impure ones are never swept."""
+        return is_pure(node, opset_for(self.opsets, node.domain))
 
     def same_dims(self, a: Value, b: Value) -> bool:
         """Whether ``a`` and ``b`` are known to have equal shapes (every dim known, equal)."""
@@ -235,7 +183,8 @@ class Ctx:
             ensure_ms_opset(self.model)
             if self.function is not None and not any(d == MS for d, _ in self.function.opset_imports):
                 self.function.opset_imports.append((MS, 1))
-        # what inference knew of the values still here stays true: no need to infer again
+        # the values kept keep their types; those the new nodes make get them from the ops' rules
+        type_new_nodes(self.model, news, self.opsets)
 
     def sweep(self, values: Iterable[Value]) -> None:
         """Remove the producers of ``values`` (recursively upwards) that nothing reads any more."""
@@ -247,7 +196,7 @@ class Ctx:
             v = stack.pop()
             values.append(v)
             p = v.producer
-            if p is None or p.graph is not g or id(p) in dead or p.op_type in _SIDE_EFFECTS:
+            if p is None or p.graph is not g or id(p) in dead or not self.pure(p):
                 continue
             if any(o.uses or id(o) in self.output_ids for o in p.outputs):
                 continue

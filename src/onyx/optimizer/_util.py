@@ -10,7 +10,7 @@ graph output.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,9 @@ from onyx.ir.model import Attr, AttrType, Function, Graph, Model, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ir.types import Shape, TensorType
 from onyx.ops import registry
+from onyx.ops.binding import bind, is_pure, opset_for
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
-RANDOM_OPS = frozenset(
-    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
-)
 
 
 def is_op(node: Node, *op_types: str) -> bool:
@@ -62,11 +60,11 @@ class GraphEntry:
         self.dynamic = dynamic
 
     def opset(self, domain: str = "") -> int:
-        d = registry.normalize_domain(domain)
-        v = self.opsets.get(d)
-        if v is None:
-            return 1 if d else self.opsets.get("", 1)
-        return v
+        return opset_for(self.opsets, domain)
+
+    def pure(self, node: Node) -> bool:
+        """Whether ``node``'s result is a function of its inputs (random ops and Dropout are not)."""
+        return is_pure(node, self.opset(node.domain))
 
 
 def _walk(
@@ -183,25 +181,7 @@ class Scope:
 
     def const_value(self, v: Value | None) -> np.ndarray | None:
         """The value of ``v`` when it is a constant: an initializer that no feed can override."""
-        if v is None or id(v) in self.input_ids:
-            return None
-        p = v.producer
-        if p is not None:
-            if p.op_type == "Constant" and (p.domain or "") in DEFAULT_DOMAINS and len(p.attributes) == 1:
-                a = p.attributes.get("value")
-                if a is not None and not a.ref_attr_name and isinstance(a.value, Tensor):
-                    try:
-                        return a.value.numpy()
-                    except (OnyxError, ValueError, TypeError):
-                        return None
-            return None
-        c = v.const
-        if isinstance(c, Tensor | SparseTensor):
-            try:
-                return c.numpy()
-            except (OnyxError, ValueError, TypeError):
-                return None
-        return None
+        return constant_value(v, self.input_ids)
 
     def is_const(self, v: Value | None) -> bool:
         return v is not None and v.producer is None and v.const is not None and id(v) not in self.input_ids
@@ -346,6 +326,39 @@ class Scope:
         self._pending.clear()
 
 
+_CONSTANT_SCALARS = {
+    "value_float": np.float32, "value_int": np.int64, "value_floats": np.float32, "value_ints": np.int64,
+}  # fmt: skip
+
+
+def constant_value(v: Value | None, overridable: set[int]) -> np.ndarray | None:
+    """The value of ``v`` when it is a constant: an initializer whose id is not in ``overridable`` (no
+    feed can replace it), or the output of a ``Constant`` node with one literal attribute."""
+    if v is None or id(v) in overridable:
+        return None
+    p = v.producer
+    if p is None:
+        c = v.const
+        if isinstance(c, Tensor | SparseTensor):
+            try:
+                return c.numpy()
+            except (OnyxError, ValueError, TypeError):
+                return None
+        return None
+    if not is_op(p, "Constant") or len(p.attributes) != 1:
+        return None
+    a = next(iter(p.attributes.values()))
+    if a.ref_attr_name:
+        return None
+    if a.name == "value" and a.type == AttrType.TENSOR:
+        try:
+            return a.value.numpy()
+        except (OnyxError, ValueError, TypeError):
+            return None
+    dtype = _CONSTANT_SCALARS.get(a.name)
+    return None if dtype is None else np.asarray(a.value, dtype)
+
+
 def make_initializer(graph: Graph, name: str, array: Any) -> Value:
     arr = np.asarray(array)
     if arr.flags.writeable and arr.dtype != object:
@@ -450,56 +463,21 @@ def replace_nodes(graph: Graph, replacements: dict[int, list[Node]]) -> None:
     graph.nodes[:] = out
 
 
-def attribute_kwargs(node: Node, kernel: registry.Kernel) -> dict[str, Any] | None:
-    """The keyword arguments a kernel gets for ``node``; None when they cannot be built here."""
-    from onyx.runtime.plan import attribute_value
-
-    kwargs: dict[str, Any] = {}
-    for name, a in node.attributes.items():
-        if a.ref_attr_name or a.type in (AttrType.GRAPH, AttrType.GRAPHS):
-            return None
-        if name not in kernel.attributes and not kernel.accepts_any_attribute:
-            return None
-        try:
-            kwargs[name] = attribute_value(a)
-        except (OnyxError, ValueError, TypeError):
-            return None
-    for name, default in kernel.attributes.items():
-        if registry.is_required(default) and name not in kwargs:
-            return None
-    return kwargs
-
-
 def run_kernel(node: Node, args: list[Any], opset: int) -> list[Any] | None:
-    """Run ``node``'s kernel on ``args``; None when there is no kernel or it fails."""
+    """Run ``node``'s kernel on ``args`` (its inputs, None where absent); None when the node cannot be
+    bound here (no kernel, a bad attribute, a subgraph) or the kernel fails: the run reports those."""
     try:
-        kernel = registry.lookup(node.op_type, registry.normalize_domain(node.domain), opset)
+        bound = bind(node, opset)
     except OnyxError:
-        return None
-    kwargs = attribute_kwargs(node, kernel)
-    if kwargs is None:
-        return None
-    if kernel.wants_num_outputs:
-        kwargs["_num_outputs"] = len(node.outputs)
-    if kernel.wants_ctx:
-        kwargs["_ctx"] = registry.KernelContext()
-    args = list(args)
-    if len(args) > len(kernel.inputs) and not kernel.variadic:
-        return None
-    while args and args[-1] is None and len(args) > kernel.min_inputs:
-        args.pop()
-    if len(args) < kernel.min_inputs:
         return None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            res = kernel.fn(*args, **kwargs)
+            res = bound(*args)
     except Exception:  # noqa: BLE001 - folding is best effort: the run reports the error
         return None
-    if len(node.outputs) == 1 and not isinstance(res, tuple):
-        res = (res,)
-    if not isinstance(res, tuple | list):
-        res = (res,)
+    if (len(node.outputs) == 1 and not isinstance(res, tuple)) or not isinstance(res, tuple | list):
+        res = (res,)  # one output may be a sequence (a list)
     return list(res)
 
 
@@ -544,3 +522,20 @@ def elem_of_array(arr: np.ndarray) -> int | None:
         return int(from_numpy(arr.dtype))
     except OnyxError:
         return None
+
+
+def bypass_where(model: Model, op_type: str, source: Callable[[Scope, Any, Node], Value | None]) -> bool:
+    """The loop every elimination pass shares: each ``op_type`` node with one output, in every graph,
+    for which ``source(scope, graph entry, node)`` names a value holding the same result, is bypassed
+    (its readers read that value; graph outputs keep their names). Returns whether any was."""
+    sc = Scope(model)
+    changed = False
+    for entry in sc.graphs():
+        for node in sc.nodes(entry):
+            if not is_op(node, op_type) or len(node.outputs) != 1:
+                continue
+            x = source(sc, entry, node)
+            if x is not None:
+                changed |= sc.bypass(node, node.outputs[0], x)
+    sc.flush()
+    return changed

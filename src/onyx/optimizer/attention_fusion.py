@@ -39,6 +39,7 @@ from onyx.optimizer._pattern import (
     run_on_graphs,
     split_const,
 )
+from onyx.shape_inference import type_new_nodes
 
 
 class _NoMatch(Exception):
@@ -801,6 +802,7 @@ def _rewire_shapes(
             p = base.producer
             pos = ctx.graph.nodes.index(p) + 1 if p is not None and p.graph is ctx.graph else 0
             ctx.graph.insert_node(pos, sh)
+            type_new_nodes(ctx.model, [sh], ctx.opsets)
             made[id(base)] = sv
         g.set_input(0, sv)
         g.set_input(1, ctx.new_const(np.full(k.shape, j, np.int64), "attention_axis"))

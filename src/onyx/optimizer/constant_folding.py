@@ -1,6 +1,7 @@
 """Constant folding: a node whose inputs are all constants becomes initializers computed by its kernel.
 
-Constant nodes become initializers too. Skipped: random operators, nodes with subgraphs, calls of
+Constant nodes become initializers too. Skipped: operators declared impure (``@op(..., pure=False)``:
+random generators, Dropout), nodes with subgraphs, calls of
 model-local functions, nodes whose attributes refer to a function's attributes, and nodes whose
 outputs would be larger than ``SIZE_LIMIT`` elements unless their inputs were larger (a model must not
 grow because ``ConstantOfShape`` or ``Expand`` was folded). Output sizes of the operators that create
@@ -15,7 +16,6 @@ import numpy as np
 
 from onyx.ir.model import Model, Node
 from onyx.optimizer._util import (
-    RANDOM_OPS,
     Scope,
     fold_node,
     has_attr_refs,
@@ -36,7 +36,7 @@ _UNESTIMATED = frozenset(
     }
 )  # fmt: skip
 _SMALL_INPUTS = 4096  # an unestimated operator is folded only when its inputs are this small
-_NEVER = frozenset({"Loop", "If", "Scan", "SequenceMap"}) | RANDOM_OPS
+_NEVER = frozenset({"Loop", "If", "Scan", "SequenceMap"})
 
 
 def _prod(xs) -> int:
@@ -122,6 +122,7 @@ def fold_constants(model: Model) -> bool:
                 continue  # graph outputs and function bodies keep their Constant nodes
             if (
                 node.op_type in _NEVER
+                or not entry.pure(node)
                 or has_subgraphs(node)
                 or has_attr_refs(node)
                 or sc.is_function_call(node)

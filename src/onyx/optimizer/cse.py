@@ -18,11 +18,10 @@ import numpy as np
 from onyx.ir.model import Attr, AttrType, Graph, Model, Node
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ops import registry
-from onyx.optimizer._util import RANDOM_OPS, Scope, has_subgraphs
+from onyx.optimizer._util import Scope, has_subgraphs
 
 SHARE_LIMIT = 1024  # elements: larger equal initializers are rare and comparing them costs
 _DOMAINS = ("", "ai.onnx.ml")
-_SKIP = RANDOM_OPS | {"Dropout"}
 
 
 def _array_key(arr: np.ndarray) -> Any:
@@ -117,7 +116,7 @@ def eliminate_common_subexpressions(model: Model) -> bool:
         # ensembles') are worked out only when a second node shares the first key
         seen: dict[Any, list[list[Any]]] = {}
         for node in g.nodes:
-            if node.op_type in _SKIP or (node.domain or "") not in (*_DOMAINS, "ai.onnx"):
+            if (node.domain or "") not in (*_DOMAINS, "ai.onnx") or not entry.pure(node):
                 continue
             if not node.outputs or has_subgraphs(node) or sc.is_function_call(node):
                 continue
@@ -129,11 +128,11 @@ def eliminate_common_subexpressions(model: Model) -> bool:
             if key is None:
                 continue
             first = None
-            for entry in bucket:
-                if entry[0] is _UNKNOWN:
-                    entry[0] = _attrs_key(entry[1])
-                if entry[0] is not None and entry[0] == key:
-                    first = entry[1]
+            for candidate in bucket:
+                if candidate[0] is _UNKNOWN:
+                    candidate[0] = _attrs_key(candidate[1])
+                if candidate[0] is not None and candidate[0] == key:
+                    first = candidate[1]
                     break
             if first is None:
                 bucket.append([key, node])

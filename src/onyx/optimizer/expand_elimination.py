@@ -6,8 +6,8 @@ shape is 1 or equal to x's (static) dim, and the shape is no longer than x's ran
 
 from __future__ import annotations
 
-from onyx.ir.model import Model
-from onyx.optimizer._util import Scope, ints_of, is_op
+from onyx.ir.model import Model, Node, Value
+from onyx.optimizer._util import Scope, bypass_where, ints_of
 
 
 def _noop(dims: list, shape: list[int]) -> bool:
@@ -21,18 +21,16 @@ def _noop(dims: list, shape: list[int]) -> bool:
     return True
 
 
+def _source(sc: Scope, entry, node: Node) -> Value | None:
+    if len(node.inputs) != 2:
+        return None
+    x, s = node.inputs
+    shape = ints_of(sc.const_value(s))
+    dims = sc.dims(x)
+    if x is None or shape is None or dims is None or not _noop(dims, shape):
+        return None
+    return x
+
+
 def eliminate_expand(model: Model) -> bool:
-    sc = Scope(model)
-    changed = False
-    for entry in sc.graphs():
-        for node in sc.nodes(entry):
-            if not is_op(node, "Expand") or len(node.inputs) != 2 or len(node.outputs) != 1:
-                continue
-            x, s = node.inputs
-            shape = ints_of(sc.const_value(s))
-            dims = sc.dims(x)
-            if x is None or shape is None or dims is None or not _noop(dims, shape):
-                continue
-            changed |= sc.bypass(node, node.outputs[0], x)
-    sc.flush()
-    return changed
+    return bypass_where(model, "Expand", _source)

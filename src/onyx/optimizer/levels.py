@@ -77,6 +77,16 @@ def _extended() -> list[Pass]:
 LEVELS[2] = _extended()
 
 
+def _layout() -> list[Pass]:
+    """Level 3 (onnxruntime's ORT_ENABLE_ALL / ORT_ENABLE_LAYOUT): layout choices."""
+    from onyx.optimizer.channels_last_layout import mark_channels_last
+
+    return [mark_channels_last]
+
+
+LEVELS[3] = _layout()
+
+
 def passes_for(level: int) -> list[Pass]:
     """The passes of a level (levels are cumulative)."""
     out: list[Pass] = []
@@ -86,10 +96,13 @@ def passes_for(level: int) -> list[Pass]:
     return out
 
 
-def optimize(model: Model, level: int = 99, max_iterations: int = 10) -> Model:
+def optimize(model: Model, level: int = 99, max_iterations: int = 10, *, infer: bool = True) -> Model:
     """Run the passes of ``level`` on ``model`` (in place) until none changes it; return the model.
 
     ``level`` is an onnxruntime level: 0 (ORT_DISABLE_ALL), 1 (basic), 2 (extended), 3 or 99 (all).
+    The passes read the types (and known values) that shape inference left on the model's values, so
+    the model is first given them by :func:`onyx.infer_shapes`; ``infer=False`` when the caller has just
+    run that stage itself (the session does: check, infer shapes, optimize, plan).
     """
     from onyx.errors import InvalidArgument
 
@@ -104,10 +117,42 @@ def optimize(model: Model, level: int = 99, max_iterations: int = 10) -> Model:
     if level < 0:
         raise InvalidArgument(f"optimization level must not be negative, got {level}")
     passes = passes_for(level)
+    if infer and passes:
+        run_pass(infer_shapes_stage, model)
     for _ in range(max_iterations):
         changed = False
         for p in passes:
-            changed |= bool(p(model))
+            changed |= run_pass(p, model)
         if not changed:
             break
     return model
+
+
+def run_pass(p: Pass, model: Model) -> bool:
+    """Run one pass; a pass that raises fails the whole optimization with an error naming the pass (as
+    onnxruntime fails session creation when a graph transformer fails): the model may be half rewritten,
+    so continuing without the pass would run a graph nobody checked."""
+    from onyx.errors import Fail, OnyxError
+
+    try:
+        return bool(p(model))
+    except OnyxError as e:
+        raise type(e)(f"optimizer pass {_pass_name(p)} failed: {e}") from e
+    except Exception as e:  # noqa: BLE001 - a bug in a pass: reported with its name
+        raise Fail(f"optimizer pass {_pass_name(p)} failed: {type(e).__name__}: {e}") from e
+
+
+def _pass_name(p: Pass) -> str:
+    return getattr(p, "__name__", None) or type(p).__name__
+
+
+def infer_shapes_stage(model: Model) -> bool:
+    """The stage before the passes: :func:`onyx.infer_shapes` (not strict: what cannot be inferred stays
+    as declared). Run through :func:`run_pass`, so that a crash is reported with this name."""
+    from onyx.shape_inference import infer_shapes
+
+    infer_shapes(model)
+    return False
+
+
+infer_shapes_stage.__name__ = "infer_shapes"

@@ -7,8 +7,8 @@ dim). Opsets 1-9 carry starts/ends/axes as attributes, later opsets as constant 
 
 from __future__ import annotations
 
-from onyx.ir.model import Model
-from onyx.optimizer._util import Scope, ints_of, is_op
+from onyx.ir.model import Model, Node, Value
+from onyx.optimizer._util import Scope, bypass_where, ints_of
 
 _BIG = (1 << 31) - 1
 
@@ -39,39 +39,30 @@ def _takes_all(starts, ends, axes, steps, dims) -> bool:
     return True
 
 
+def _source(sc: Scope, entry, node: Node) -> Value | None:
+    if not node.inputs or node.inputs[0] is None:
+        return None
+    x = node.inputs[0]
+    if entry.opset(node.domain) < 10:
+        if any(a.ref_attr_name for a in node.attributes.values()):
+            return None
+        starts, ends = node.attr("starts"), node.attr("ends")
+        axes, steps = node.attr("axes"), None
+        if starts is None or ends is None:
+            return None
+        starts, ends = list(starts), list(ends)
+        axes = None if axes is None else list(axes)
+    else:
+        ins = list(node.inputs) + [None] * (5 - len(node.inputs))
+        starts, ends = ints_of(sc.const_value(ins[1])), ints_of(sc.const_value(ins[2]))
+        axes = ints_of(sc.const_value(ins[3])) if ins[3] is not None else None
+        steps = ints_of(sc.const_value(ins[4])) if ins[4] is not None else None
+        if starts is None or ends is None:
+            return None
+        if (ins[3] is not None and axes is None) or (ins[4] is not None and steps is None):
+            return None
+    return x if _takes_all(starts, ends, axes, steps, sc.dims(x)) else None
+
+
 def eliminate_slice(model: Model) -> bool:
-    sc = Scope(model)
-    changed = False
-    for entry in sc.graphs():
-        for node in sc.nodes(entry):
-            if (
-                not is_op(node, "Slice")
-                or not node.inputs
-                or node.inputs[0] is None
-                or len(node.outputs) != 1
-            ):
-                continue
-            x = node.inputs[0]
-            if entry.opset(node.domain) < 10:
-                if any(a.ref_attr_name for a in node.attributes.values()):
-                    continue
-                starts, ends = node.attr("starts"), node.attr("ends")
-                axes, steps = node.attr("axes"), None
-                if starts is None or ends is None:
-                    continue
-                starts, ends = list(starts), list(ends)
-                axes = None if axes is None else list(axes)
-            else:
-                ins = list(node.inputs) + [None] * (5 - len(node.inputs))
-                starts, ends = ints_of(sc.const_value(ins[1])), ints_of(sc.const_value(ins[2]))
-                axes = ints_of(sc.const_value(ins[3])) if ins[3] is not None else None
-                steps = ints_of(sc.const_value(ins[4])) if ins[4] is not None else None
-                if starts is None or ends is None:
-                    continue
-                if (ins[3] is not None and axes is None) or (ins[4] is not None and steps is None):
-                    continue
-            if not _takes_all(starts, ends, axes, steps, sc.dims(x)):
-                continue
-            changed |= sc.bypass(node, node.outputs[0], x)
-    sc.flush()
-    return changed
+    return bypass_where(model, "Slice", _source)

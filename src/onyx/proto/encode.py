@@ -14,7 +14,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import Attr, AttrType, Function, Graph, Model, Node, TrainingInfo, Value
-from onyx.ir.tensor import FLOAT_DATA, INT32_DATA, SparseTensor, Tensor, array_to_raw, typed_field_for
+from onyx.ir.tensor import SparseTensor, Tensor, array_to_raw
 from onyx.ir.types import (
     MapType,
     OpaqueType,
@@ -25,6 +25,7 @@ from onyx.ir.types import (
     TensorType,
     TypeBase,
 )
+from onyx.proto.typed_data import FLOAT_DATA, INT32_DATA, typed_field_for
 from onyx.proto.wire import I32, LEN, Writer, encode_varints, tag, varint
 
 # A hook deciding how a tensor's data is written: returns True if it wrote it (as external data).

@@ -15,23 +15,15 @@ from typing import Any
 import numpy as np
 
 from onyx.errors import Fail, InvalidGraph, OnyxError
-from onyx.errors import NotImplemented as OnyxNotImplemented
-from onyx.ir.model import Attr, AttrType, Function, Graph, Node, Value
+from onyx.ir.model import Attr, Function, Graph, Node, Value
 from onyx.ir.tensor import SparseTensor, Tensor
 from onyx.ops import registry
+from onyx.ops.binding import attribute_value as attribute_value  # re-exported: older imports
+from onyx.ops.binding import bind, freeze, opset_for, resolve_attributes
 from onyx.ops.registry import KernelContext
 from onyx.runtime.shape_cache import cache_shape_regions, is_reported
 
 NONE_SLOT = 0  # a slot that always holds None: absent optional inputs read it
-
-
-def _text(b: Any) -> str:
-    if isinstance(b, str):
-        return b
-    try:
-        return bytes(b).decode("utf-8")
-    except UnicodeDecodeError:
-        return bytes(b).decode("utf-8", errors="surrogateescape")
 
 
 class SubgraphMarker:
@@ -78,78 +70,12 @@ class Terminated(Fail):
     """A run stopped because its RunOptions.terminate was set."""
 
 
-def _frozen(a: Any) -> Any:
-    """Make a constant read-only, so that no kernel or caller can change the session's weights through an
-    output that aliases it (the session copies read-only outputs)."""
-    if isinstance(a, np.ndarray):
-        a.flags.writeable = False
-    return a
-
-
-def attribute_value(attr: Attr, plan_sub: Callable[[Graph], Plan] | None = None) -> Any:
-    """The Python value a kernel receives for an attribute."""
-    t = attr.type
-    v = attr.value
-    if t == AttrType.INT:
-        return int(v)
-    if t == AttrType.FLOAT:
-        return float(v)
-    if t == AttrType.STRING:
-        return _text(v)
-    if t == AttrType.INTS:
-        return [int(x) for x in v]
-    if t == AttrType.FLOATS:
-        return [float(x) for x in v]
-    if t == AttrType.STRINGS:
-        return [_text(x) for x in v]
-    if t == AttrType.TENSOR:
-        return _frozen(v.numpy())
-    if t == AttrType.TENSORS:
-        return [_frozen(x.numpy()) for x in v]
-    if t == AttrType.SPARSE_TENSOR:
-        return _frozen(v.numpy())
-    if t == AttrType.SPARSE_TENSORS:
-        return [_frozen(x.numpy()) for x in v]
-    if t == AttrType.GRAPH:
-        if plan_sub is None:
-            raise InvalidGraph(f"graph attribute {attr.name!r} cannot be used here")
-        return SubgraphMarker(plan_sub(v), False)
-    if t == AttrType.GRAPHS:
-        if plan_sub is None:
-            raise InvalidGraph(f"graph attribute {attr.name!r} cannot be used here")
-        return SubgraphMarker([plan_sub(g) for g in v], True)
-    if t in (AttrType.TYPE_PROTO, AttrType.TYPE_PROTOS):
-        return v
-    raise InvalidGraph(f"attribute {attr.name!r} has an unknown type {t}")
-
-
-def _prepared(kernel: registry.Kernel, kwargs: dict[str, Any]) -> Callable | None:
-    """A kernel specialised to its node's attributes, once at plan time, when the kernel offers it.
-
-    A kernel may carry ``fn.prepare(**attributes)`` returning a callable of the inputs alone (or None to
-    decline): whatever depends only on the attributes (arrays built from attribute lists, compiled
-    trees, validation) is then done once per session instead of once per run. ``fn(*inputs, **attrs)``
-    must stay equivalent to ``fn.prepare(**attrs)(*inputs)``; ``prepare`` gets every attribute, the
-    defaults of those the node leaves out included. When preparing raises, the plain kernel runs
-    instead, so that a bad attribute is reported at run time with the node, as before.
-    """
-    prepare = getattr(kernel.fn, "prepare", None)
-    if prepare is None:
-        return None
-    full = {k: v for k, v in kernel.attributes.items() if not registry.is_required(v)}
-    full.update(kwargs)
-    try:
-        return prepare(**full)
-    except Exception:  # noqa: BLE001 - the plain kernel raises the same error at run time
-        return None
-
-
 class Step:
     """One node, ready to run."""
 
-    __slots__ = ("fn", "ins", "outs", "kwargs", "frees", "node", "subgraphs", "single")
+    __slots__ = ("fn", "ins", "outs", "kwargs", "frees", "node", "subgraphs", "single", "pure")
 
-    def __init__(self, fn, ins, outs, kwargs, node, subgraphs):
+    def __init__(self, fn, ins, outs, kwargs, node, subgraphs, pure: bool = True):
         self.fn = fn
         self.ins = ins
         self.outs = outs
@@ -158,6 +84,7 @@ class Step:
         self.node = node
         self.subgraphs = subgraphs  # attribute names holding SubgraphMarker, or ()
         self.single = len(outs) == 1
+        self.pure = pure  # the kernel's result is a function of its inputs (see registry: pure=False)
 
 
 class CompileContext:
@@ -207,7 +134,7 @@ class Plan:
         for v in graph.initializers.values():
             s = self.slot(v)
             c = v.const
-            self.template[s] = _frozen(c.numpy()) if isinstance(c, Tensor | SparseTensor) else None
+            self.template[s] = freeze(c.numpy()) if isinstance(c, Tensor | SparseTensor) else None
         self.steps: list[Step] = [self._compile(n) for n in graph.nodes]
         self.output_slots = [self.slot(v) for v in graph_outputs]
         cache_shape_regions(self)
@@ -256,71 +183,31 @@ class Plan:
         fn_def = self.cc.functions.get(key)
         if fn_def is None and domain != node.domain:
             fn_def = self.cc.functions.get((domain, node.op_type, node.overload or ""))
-        attrs = self._resolve_attrs(node)
+        attrs = resolve_attributes(node, self.attr_env)
         if fn_def is not None:
             return self._compile_function_call(node, fn_def, attrs, ins, outs)
-        opset = self.cc.opsets.get(domain)
-        if opset is None:
-            opset = 1 if domain else self.cc.opsets.get("", 1)
-        try:
-            kernel = registry.lookup(node.op_type, domain, opset)
-        except OnyxNotImplemented as e:
-            raise OnyxNotImplemented(f"{node.describe()}: {e}") from None
-        kwargs: dict[str, Any] = {}
-        subgraphs = []
-        for name, a in attrs.items():
-            if name not in kernel.attributes and not kernel.accepts_any_attribute:
-                raise InvalidGraph(
-                    f"{node.describe()}: attribute {name!r} is not defined for {node.op_type} "
-                    f"version {kernel.version_range}"
-                )
-            value = attribute_value(a, self._plan_subgraph)
-            if isinstance(value, SubgraphMarker):
-                subgraphs.append(name)
-            kwargs[name] = value
-        for name, default in kernel.attributes.items():
-            if registry.is_required(default) and name not in kwargs:
-                raise InvalidGraph(f"{node.describe()}: required attribute {name!r} is missing")
-        if kernel.wants_num_outputs:
-            kwargs["_num_outputs"] = len(node.outputs)
-        if kernel.wants_ctx:
-            kwargs["_ctx"] = self.cc.kctx
-        if kernel.wants_node:
-            kwargs["_node"] = node
-        n_params = len(kernel.inputs)
-        if len(ins) > n_params and not kernel.variadic:
-            raise InvalidGraph(
-                f"{node.describe()}: {len(ins)} inputs given, {node.op_type} {kernel.version_range} "
-                f"takes at most {n_params}"
-            )
-        while ins and ins[-1] == NONE_SLOT and len(ins) > kernel.min_inputs:
-            ins.pop()
-        if len(ins) < kernel.min_inputs:
-            raise InvalidGraph(
-                f"{node.describe()}: {len(ins)} inputs given, "
-                f"{node.op_type} needs at least {kernel.min_inputs}"
-            )
-        prepared = _prepared(kernel, kwargs) if not subgraphs else None
+        opset = opset_for(self.cc.opsets, domain)
+        bound = bind(node, opset, attributes=attrs, ctx=self.cc.kctx, subgraph=self._plan_subgraph)
+        ins = ins[: bound.arity]
+        wants = bound.kernel.prepare_wants_constants
+        prepared = bound.prepared(self._constants(node.inputs) if wants else None)
+        pure = bound.kernel.pure
         if prepared is not None:
-            return Step(prepared, tuple(ins), tuple(outs), {}, node, ())
-        return Step(kernel.fn, tuple(ins), tuple(outs), kwargs, node, tuple(subgraphs))
+            return Step(prepared, tuple(ins), tuple(outs), {}, node, (), pure)
+        kwargs = bound.kwargs
+        for name in bound.subgraphs:  # plans (GRAPH) or lists of plans (GRAPHS), bound per run
+            kwargs[name] = SubgraphMarker(kwargs[name], isinstance(kwargs[name], list))
+        return Step(bound.fn, tuple(ins), tuple(outs), kwargs, node, bound.subgraphs, pure)
 
-    def _resolve_attrs(self, node: Node) -> dict[str, Attr]:
-        out: dict[str, Attr] = {}
-        for a in node.attributes.values():
-            if a.ref_attr_name:
-                if self.attr_env is None:
-                    raise InvalidGraph(
-                        f"{node.describe()}: attribute reference {a.ref_attr_name!r} outside a function"
-                    )
-                ref = self.attr_env.get(a.ref_attr_name)
-                if ref is None:
-                    continue  # the caller did not set it: the kernel's default applies
-                b = Attr(a.name, ref.type, ref.value)
-                out[a.name] = b
-            else:
-                out[a.name] = a
-        return out
+    def _constants(self, values: list[Value | None]) -> tuple:
+        """What each of ``values`` holds on every run: its frozen array for an initializer of this graph
+        that no feed can override, else None (feeds, computed values, outer values)."""
+        fed = set(self.input_slots)
+        out = []
+        for v in values:
+            s = self.slot_of.get(id(v)) if v is not None else None
+            out.append(self.template[s] if s is not None and s not in fed else None)
+        return tuple(out)
 
     def _plan_subgraph(self, g: Graph) -> Plan:
         return Plan(g, self.cc, outer=self, attr_env=self.attr_env)
@@ -339,7 +226,7 @@ class Plan:
             args = list(args) + [None] * (n_in - len(args))
             return tuple(body.run(args, None))
 
-        step = Step(call, tuple(ins), tuple(outs), {}, node, ())
+        step = Step(call, tuple(ins), tuple(outs), {}, node, (), pure=False)  # the body may be random
         step.single = False
         return step
 

@@ -1,7 +1,7 @@
 """Weights repacked once, when a session is created, into the layout their kernels read fastest.
 
 The B operands of GEMMs (MatMul, Gemm, FusedGemm, Attention weights) are stored transposed: the plan
-holds ``np.ascontiguousarray(w.T).T``, the same matrix, F-contiguous. onyx.ops.linalg.gemm.product
+holds ``np.ascontiguousarray(w.T).T``, the same matrix, F-contiguous. onyx.kernels.products.product
 then runs ``y^T = w^T @ x^T`` where OpenBLAS is faster in that orientation (few rows: a transformer at
 batch 1), and ``x @ w`` reading the transposed copy in place everywhere else (as fast as before).
 The original is released: the plan and the model's tensor hold the copy instead (the same values,
@@ -18,8 +18,8 @@ import numpy as np
 
 from onyx.ir.model import Graph
 from onyx.ir.tensor import Tensor, _release_pages, prefaulted_empty
+from onyx.kernels import blas
 from onyx.ops.registry import normalize_domain
-from onyx.runtime import blas
 from onyx.runtime.plan import Plan
 
 DISABLE_KEY = "session.disable_prepacking"

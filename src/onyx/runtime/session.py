@@ -10,10 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from onyx import config
 from onyx.errors import InvalidArgument, InvalidGraph, OnyxError
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Value
-from onyx.ir.types import MapType, OptionalType, SequenceType, SparseTensorType, TensorType, TypeBase
+from onyx.ir.types import MapType, OptionalType, SequenceType, Shape, SparseTensorType, TensorType, TypeBase
+from onyx.kernels import blas_threads
 from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
 from onyx.runtime import repack
@@ -64,6 +66,26 @@ def _shape_list(t: TypeBase | None) -> list[int | str | None]:
     return []
 
 
+def reported_type(declared: TypeBase | None, inferred: TypeBase | None) -> TypeBase | None:
+    """A graph output's type as onnxruntime reports it: what the model declares, completed by inference
+    where it says nothing (an element type, a shape, a dim), a known size replacing a symbolic one;
+    sizes that depend on data are unknown (None), never an ``unk__`` name of onyx's own."""
+    if declared is not None and not isinstance(declared, TensorType):
+        return declared
+    if not isinstance(inferred, TensorType):
+        return declared if declared is not None else inferred
+    elem = declared.elem_type if declared is not None and declared.elem_type else inferred.elem_type
+    dshape = declared.shape if declared is not None else None
+    ishape = inferred.shape
+    if ishape is None or (dshape is not None and len(dshape.dims) != len(ishape.dims)):
+        return TensorType(elem, dshape)
+    known = [None if isinstance(d, str) and "unk__" in d else d for d in ishape.dims]
+    if dshape is None:
+        return TensorType(elem, Shape(known))
+    dims = [i if isinstance(i, int) or d is None else d for d, i in zip(dshape.dims, known)]
+    return TensorType(elem, Shape(dims))
+
+
 class InferenceSession:
     """Load a model and run it: ``InferenceSession(path).run(None, {"x": array})``."""
 
@@ -82,7 +104,7 @@ class InferenceSession:
         self._source = path_or_bytes
         if isinstance(path_or_bytes, Model):
             self._model_path = None
-            model = path_or_bytes
+            model = path_or_bytes.clone()  # the session rewrites its copy, never the caller's model
         elif isinstance(path_or_bytes, str | os.PathLike):
             self._model_path = os.fspath(path_or_bytes)
             model = load(path_or_bytes)
@@ -107,16 +129,22 @@ class InferenceSession:
     def _build(self, model: Model) -> None:
         from onyx.checker import check
 
+        switches = config.reload()  # the environment's switches as this session is created
+        # the stages: check, infer shapes, optimize, plan (each a public function one can stop after)
         check(model, full=False)
         by_name = getattr(self._options, "_free_dims_by_name", None)
         by_denotation = getattr(self._options, "_free_dims_by_denotation", None)
         if by_name or by_denotation:
             _override_free_dims(model, dict(by_name or {}), dict(by_denotation or {}))
+        declared_outputs = [v.type for v in model.graph.outputs]  # before inference refines them
         level = int(self._options.graph_optimization_level)
+        from onyx.optimizer.levels import infer_shapes_stage, run_pass
+
+        run_pass(infer_shapes_stage, model)  # types (and known values) onto the session's copy
         if level > 0:
             from onyx.optimizer import optimize
 
-            model = optimize(model, level)
+            model = optimize(model, level, infer=False)
         if self._options.optimized_model_filepath:
             from onyx.model_io import save, weight_bytes
 
@@ -126,14 +154,14 @@ class InferenceSession:
         self._model = model
         g = model.graph
         threads = int(self._options.intra_op_num_threads or 0)
-        if self._options.enable_cpu_mem_arena:
-            # like onnxruntime's CPU arena: freed intermediates are kept and reused by the next run
+        if self._options.enable_cpu_mem_arena and switches.mallopt:
+            # asked for (ONYX_MALLOPT=1): glibc keeps freed intermediates for the next run, process-wide
             from onyx.runtime.allocator import keep_freed_memory
 
             keep_freed_memory()
         kctx = KernelContext(intra_op_num_threads=threads)
         kctx.extra["opsets"] = model.opsets
-        self._blas_threads = threads  # applied per run: BLAS's thread count is global to the process
+        self._blas_threads = threads  # BLAS's count for the duration of each run (kernels.blas_threads)
         cc = CompileContext(model.opsets, model.function_map(), kctx)
         init_names = set(g.initializers)
         self._feed_values: list[Value] = [v for v in g.inputs if v.name not in init_names]
@@ -150,7 +178,10 @@ class InferenceSession:
         }
         self._output_index = {v.name: i for i, v in enumerate(g.outputs)}
         self._inputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in self._feed_values]
-        self._outputs = [NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in g.outputs]
+        self._outputs = [
+            NodeArg(v.name, _type_string(t), _shape_list(t))
+            for v, t in ((v, reported_type(d, v.type)) for v, d in zip(g.outputs, declared_outputs))
+        ]
         self._override_args = [
             NodeArg(v.name, _type_string(v.type), _shape_list(v.type)) for v in self._overridable
         ]
@@ -266,18 +297,17 @@ class InferenceSession:
             from onyx.errors import Fail
 
             raise Fail("run terminated: RunOptions.terminate is set")
-        if self._blas_threads != _blas_state[0] and (self._blas_threads or _blas_state[0] is not None):
-            _use_blas_threads(self._blas_threads)
-        if self._profiling:
-            profile: list = []
-            t0 = time.perf_counter()
-            outs = self._plan.run(inputs, None, profile, run_options)
-            record = (threading.get_native_id(), t0, time.perf_counter(), profile)
-            with self._lock:
-                if self._profiling:
-                    self._profile.append(record)
-        else:
-            outs = self._plan.run(inputs, None, None, run_options)
+        with blas_threads.for_run(self._blas_threads):
+            if self._profiling:
+                profile: list = []
+                t0 = time.perf_counter()
+                outs = self._plan.run(inputs, None, profile, run_options)
+                record = (threading.get_native_id(), t0, time.perf_counter(), profile)
+                with self._lock:
+                    if self._profiling:
+                        self._profile.append(record)
+            else:
+                outs = self._plan.run(inputs, None, None, run_options)
         return [_output(outs[i], fed_roots) for i in out_idx]
 
     def run_with_ort_values(self, output_names, input_feed, run_options=None):
@@ -393,25 +423,6 @@ def _override_free_dims(model: Model, by_name: dict[str, int], by_denotation: di
         t = v.type.elem if isinstance(v.type, OptionalType) else v.type
         if isinstance(t, TensorType) and t.shape is not None:
             t.shape.dims = [by_name.get(d, d) if isinstance(d, str) else d for d in t.shape.dims]
-
-
-# The thread count BLAS was last given by a session (None: never touched, BLAS keeps its own default).
-_blas_state: list[int | None] = [None]
-
-
-def _use_blas_threads(n: int) -> None:
-    """Give BLAS ``n`` threads (0: its default) before a run, so that one session's intra_op_num_threads
-    does not stay in force for every other session of the process."""
-    from onyx.runtime.threads import physical_cores, set_blas_threads
-
-    _blas_state[0] = n
-    if n <= 0:
-        env = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
-        try:
-            n = int(env) if env else physical_cores()
-        except ValueError:
-            n = physical_cores()
-    set_blas_threads(n)
 
 
 def _file_stamp(path: str) -> tuple | None:

@@ -22,18 +22,6 @@ if TYPE_CHECKING:
     from onyx.runtime.plan import Plan, Step
 
 SHAPE_READERS = frozenset({"Shape", "Size"})
-# results that are not a function of the inputs: never cached
-NOT_PURE = frozenset(
-    {
-        "RandomNormal",
-        "RandomNormalLike",
-        "RandomUniform",
-        "RandomUniformLike",
-        "Bernoulli",
-        "Multinomial",
-        "Dropout",
-    }
-)
 MAX_SIGNATURES = 32  # per cached value; a full table is cleared (a server seeing ever new lengths)
 MAX_CACHED_BYTES = 4 << 20  # larger results (a mask over a long sequence) are computed every run
 MAX_TABLE_BYTES = 16 << 20  # per cached value, all signatures together; past it the table is cleared
@@ -120,7 +108,8 @@ def cache_shape_regions(plan: Plan) -> None:
     in_region: list[bool] = []
     for i, st in enumerate(steps):
         member = False
-        if not st.subgraphs and _default_domain(st) and st.node.op_type not in NOT_PURE:
+        # a step whose kernel is declared impure (random ops, Dropout) is never cached
+        if not st.subgraphs and _default_domain(st) and st.pure:
             if st.node.op_type in SHAPE_READERS and len(st.ins) == 1:
                 (x,) = st.ins
                 deps: frozenset[int] = sources_of.get(x, frozenset() if x in constant else frozenset((x,)))

@@ -169,14 +169,14 @@ def test_col2im_inverts_im2col_sum():
 
 
 def test_conv_blocked_im2col_matches(monkeypatch):
-    import onyx.ops.nn.conv as conv_mod
+    from onyx.kernels import conv_gemm as conv_mod
 
     x, w, b = _r(2, 3, 11, 9), _r(4, 3, 3, 2), _r(4)
     for attrs in (dict(pads=[1, 0, 2, 1], strides=[2, 1]), dict(dilations=[2, 2], pads=[1, 1, 1, 1])):
         ref = conv(x, w, b, **attrs)
-        monkeypatch.setattr(conv_mod, "_COLS_BYTES", 200)
+        monkeypatch.setattr(conv_mod, "COLS_BYTES", 200)
         got = conv(x, w, b, **attrs)
-        monkeypatch.setattr(conv_mod, "_COLS_BYTES", 64 << 20)
+        monkeypatch.setattr(conv_mod, "COLS_BYTES", 64 << 20)
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 

@@ -6,8 +6,8 @@ import types
 import numpy as np
 import pytest
 
+from onyx.kernels.blas_threads import limited
 from onyx.ops.nn.conv import conv_forward
-from onyx.runtime.threads import get_blas_threads, set_blas_threads
 
 
 def _direct(x, w, b, group, pads, strides, dilations):
@@ -34,11 +34,8 @@ def _direct(x, w, b, group, pads, strides, dilations):
 
 @pytest.fixture
 def single_blas():
-    old = get_blas_threads()
-    set_blas_threads(1)
-    yield
-    if old:
-        set_blas_threads(old)
+    with limited(1, openblas=1):
+        yield
 
 
 CASES = [

@@ -135,20 +135,21 @@ def test_max_roi_pool_vs_ort():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8])
 def test_maxpool_in_channel_blocks_matches_one_pass(dtype, monkeypatch):
-    """The numpy path reduces blocks of channels (_BLOCK_BYTES, a block smaller than a channel here):
-    the same values as one pass over all channels, NaNs and padding included, and as onnxruntime."""
-    from onyx.ops.nn import _pool
+    """The numpy path reduces blocks of channels (onyx.kernels.pool._BLOCK_BYTES, a block smaller than
+    a channel here): the same values as one pass over all channels, NaNs and padding included, and as
+    onnxruntime."""
+    from onyx.kernels import pool
 
-    monkeypatch.setenv("ONYX_NO_PERF", "1")
+    monkeypatch.setattr(pool, "compiled", lambda name: None)  # the numpy path
     x = (rng.standard_normal((2, 5, 11, 12)) * 50).astype(dtype)
     if dtype != np.int8:
         x[1, 3, 4, 5] = np.nan
-    args = ((3, 3), (2, 2), (1, 1), (1, 1), (1, 1), (6, 6))
-    whole = _pool.separable_reduce(x, *args[:4], args[5], np.maximum, _pool._lowest(x.dtype))
-    monkeypatch.setattr(_pool, "_BLOCK_BYTES", 2 * x[0, 0].nbytes)
-    np.testing.assert_array_equal(_pool.max_pool(x, *args), whole)
-    monkeypatch.setattr(_pool, "_BLOCK_BYTES", 1)
-    np.testing.assert_array_equal(_pool.max_pool(x, *args), whole)
+    geo = dict(kernel=(3, 3), strides=(2, 2), dilations=(1, 1), pads_begin=(1, 1), out_shape=(6, 6))
+    whole = pool.separable_reduce(x, (3, 3), (2, 2), (1, 1), (1, 1), (6, 6), np.maximum, pool.lowest(x.dtype))
+    monkeypatch.setattr(pool, "_BLOCK_BYTES", 2 * x[0, 0].nbytes)
+    np.testing.assert_array_equal(pool.max_pool2d(x, **geo), whole)
+    monkeypatch.setattr(pool, "_BLOCK_BYTES", 1)
+    np.testing.assert_array_equal(pool.max_pool2d(x, **geo), whole)
     if dtype == np.float32:  # (onnxruntime's max skips NaNs: compared without one)
         attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
         check_vs_ort("MaxPool", {"x": np.nan_to_num(x)}, attrs, opset=12)

@@ -6,10 +6,13 @@ work on the second dimension; opset 13 works along ``axis`` itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from onyx.ops.math._common import F32, NATIVE_FLOATS, norm_axis
+from onyx.ops.math._common import F32, NATIVE_FLOATS, named, norm_axis
 from onyx.ops.math._shape import check_axis
+from onyx.ops.registry import register, shape_rule
 from onyx.shape_inference import ShapeContext
 
 
@@ -20,6 +23,19 @@ def softmax(x, axis):
     s = np.sum(e, axis=axis, keepdims=True)
     e /= s
     return e
+
+
+def masked_softmax_(scores: np.ndarray) -> np.ndarray:
+    """Softmax along the last axis, in place (attention's scores): a row whose scores are all -inf
+    (every key masked) gives zeros rather than NaN."""
+    m = scores.max(axis=-1, keepdims=True)
+    m[~np.isfinite(m)] = 0
+    scores -= m
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    total[total == 0] = 1
+    scores /= total
+    return scores
 
 
 def log_softmax(x, axis):
@@ -54,6 +70,22 @@ def run(op_type, fn, x, axis, coerce_2d):
     else:
         y = fn(xc, ax)
     return y if y.dtype == dt else y.astype(dt)
+
+
+def axis_op(op_type: str, fn: Callable[[np.ndarray, int], np.ndarray]) -> Callable:
+    """Register ``op_type`` as ``fn(x, axis)``: opsets 1-12 on the input coerced to 2-D around ``axis``
+    (default 1), opset 13 on along ``axis`` itself (default -1). Returns the opset-13 kernel."""
+
+    def kernel_1(x, *, axis=1):
+        return run(op_type, fn, x, axis, True)
+
+    def kernel_13(x, *, axis=-1):
+        return run(op_type, fn, x, axis, False)
+
+    register(op_type, named(kernel_1, op_type, 1), since=1, until=13)
+    register(op_type, named(kernel_13, op_type, 13), since=13)
+    shape_rule(op_type)(axis_rule)
+    return kernel_13
 
 
 def axis_rule(ctx: ShapeContext) -> None:

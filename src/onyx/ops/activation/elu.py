@@ -2,9 +2,7 @@
 
 import numpy as np
 
-from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.ops.activation._common import alpha_op
 
 
 def _elu(x, alpha):
@@ -15,17 +13,4 @@ def _elu(x, alpha):
     return neg
 
 
-_run = float_kernel(_elu)
-
-
-@op("Elu", since=1, until=6)
-def elu_1(x, *, alpha=1.0, consumed_inputs=None):
-    return _run(x, alpha)
-
-
-@op("Elu", since=6)
-def elu_6(x, *, alpha=1.0):
-    return _run(x, alpha)
-
-
-shape_rule("Elu")(same_shape_rule)
+elu_kernel = alpha_op("Elu", _elu, alpha=1.0)

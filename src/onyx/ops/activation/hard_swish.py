@@ -1,9 +1,7 @@
 """HardSwish: x * max(0, min(1, x / 6 + 1 / 2))."""
 
-from onyx.ops.activation._common import float_kernel
+from onyx.ops.activation._common import float_unary_op
 from onyx.ops.activation.hard_sigmoid import hard_sigmoid
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
 
 
 def _hard_swish(x):
@@ -12,12 +10,4 @@ def _hard_swish(x):
     return t
 
 
-_run = float_kernel(_hard_swish)
-
-
-@op("HardSwish", since=14)
-def hard_swish_14(x):
-    return _run(x)
-
-
-shape_rule("HardSwish")(same_shape_rule)
+hard_swish_kernel = float_unary_op("HardSwish", _hard_swish, since=14)

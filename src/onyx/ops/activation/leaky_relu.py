@@ -2,9 +2,7 @@
 
 import numpy as np
 
-from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.ops.activation._common import alpha_op
 
 
 def _leaky(x, alpha):
@@ -17,17 +15,4 @@ def _leaky(x, alpha):
     return np.minimum(x, y, out=y)
 
 
-_run = float_kernel(_leaky)
-
-
-@op("LeakyRelu", since=1, until=6)
-def leaky_relu_1(x, *, alpha=0.01, consumed_inputs=None):
-    return _run(x, alpha)
-
-
-@op("LeakyRelu", since=6)
-def leaky_relu_6(x, *, alpha=0.01):
-    return _run(x, alpha)
-
-
-shape_rule("LeakyRelu")(same_shape_rule)
+leaky_relu_kernel = alpha_op("LeakyRelu", _leaky, alpha=0.01)

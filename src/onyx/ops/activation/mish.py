@@ -2,9 +2,7 @@
 
 import numpy as np
 
-from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.ops.activation._common import float_unary_op
 
 
 def _mish(x):
@@ -14,12 +12,4 @@ def _mish(x):
     return t
 
 
-_run = float_kernel(_mish)
-
-
-@op("Mish", since=18)
-def mish_18(x):
-    return _run(x)
-
-
-shape_rule("Mish")(same_shape_rule)
+mish_kernel = float_unary_op("Mish", _mish, since=18)

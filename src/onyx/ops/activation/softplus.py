@@ -2,21 +2,11 @@
 
 import numpy as np
 
-from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.ops.activation._common import float_unary_op
 
 
 def _softplus(x):
     return np.logaddexp(x, 0, out=...)
 
 
-_run = float_kernel(_softplus)
-
-
-@op("Softplus", since=1)
-def softplus_1(x):
-    return _run(x)
-
-
-shape_rule("Softplus")(same_shape_rule)
+softplus_kernel = float_unary_op("Softplus", _softplus, since=1)

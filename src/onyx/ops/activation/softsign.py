@@ -2,9 +2,7 @@
 
 import numpy as np
 
-from onyx.ops.activation._common import float_kernel
-from onyx.ops.registry import op, shape_rule
-from onyx.shape_inference import same_shape_rule
+from onyx.ops.activation._common import float_unary_op
 
 
 def _softsign(x):
@@ -13,12 +11,4 @@ def _softsign(x):
     return np.divide(x, d, out=d)
 
 
-_run = float_kernel(_softsign)
-
-
-@op("Softsign", since=1)
-def softsign_1(x):
-    return _run(x)
-
-
-shape_rule("Softsign")(same_shape_rule)
+softsign_kernel = float_unary_op("Softsign", _softsign, since=1)

@@ -1,18 +1,13 @@
-"""Helpers shared by the com.microsoft kernels: activations, row normalisation, attention."""
+"""Helpers shared by the com.microsoft kernels: types, activations, attention, shape rules."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _native
+from onyx.kernels import blas
+from onyx.kernels.softmax import softmax_rows
 from onyx.ops.math._common import F32, NATIVE_FLOATS
-from onyx.runtime import blas, team
-
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def to_compute(x: np.ndarray) -> np.ndarray:
@@ -32,20 +27,6 @@ def sigmoid_(y: np.ndarray) -> np.ndarray:
     y += 1
     np.reciprocal(y, out=y)
     return y
-
-
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) as a new array."""
-    t = np.multiply(x, x)
-    t *= 0.044715
-    t += 1
-    t *= x
-    t *= _SQRT_2_PI
-    np.tanh(t, out=t)
-    t += 1
-    t *= x
-    t *= 0.5
-    return t
 
 
 def activate_(y: np.ndarray, name: str, params: list[float], what: str) -> np.ndarray:
@@ -92,41 +73,21 @@ def activate_(y: np.ndarray, name: str, params: list[float], what: str) -> np.nd
     raise InvalidArgument(f"{what}: unsupported activation {name!r}")
 
 
-def standardize_last(x: np.ndarray, epsilon: float, simplified: bool = False, ncols: int | None = None):
-    """Normalise ``x`` (a native float array) over its trailing ``ncols`` elements (default: the last
-    axis). Returns (y, mean or None, inv_std), statistics with the trailing dims kept as 1."""
-    ncols = x.shape[-1] if ncols is None else ncols
-    shape = x.shape
-    rows = x.size // ncols if ncols else 0
-    x2 = x.reshape(rows, ncols)
-    if simplified:
-        mean = None
-        d = x2.copy()
-    else:
-        mean = x2.mean(axis=1, keepdims=True)
-        d = x2 - mean
-    var = np.square(d).mean(axis=1, keepdims=True) if ncols else np.zeros((rows, 1), x.dtype)
-    var += x.dtype.type(epsilon)
-    inv = np.sqrt(var, out=var)
-    np.reciprocal(inv, out=inv)
-    d *= inv
-    return d.reshape(shape), mean, inv
+def threads_of(ctx) -> int:
+    """The threads a kernel may use in the run ``ctx`` (a KernelContext or None): 0 is the default."""
+    return ctx.intra_op_num_threads if ctx is not None else 0
 
 
-def softmax_last_(s: np.ndarray) -> np.ndarray:
-    """In-place softmax over the last axis. A row masked entirely with -inf gives zeros, not NaN: that is
-    what the exporters' Where(IsNaN(p), 0, p) guard computes in the graphs these kernels are fused from."""
-    m = np.max(s, axis=-1, keepdims=True)
-    dead = np.isneginf(m)
-    if dead.any():
-        m[dead] = 0.0
-    s -= m
-    np.exp(s, out=s)
-    total = np.sum(s, axis=-1, keepdims=True)
-    if dead.any():
-        total[dead] = 1.0
-    s /= total
-    return s
+def expect_bias_of(x: np.ndarray, bias: np.ndarray | None, what: str) -> None:
+    """Raises InvalidArgument unless ``bias`` (None: no bias) broadcasts to ``x`` without growing it."""
+    if bias is None:
+        return
+    try:
+        fits = np.broadcast_shapes(x.shape, bias.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidArgument(f"{what}: bias {bias.shape} does not broadcast to the input {x.shape}")
 
 
 def heads(x: np.ndarray, n: int, what: str) -> np.ndarray:
@@ -145,31 +106,28 @@ def heads_of_transposed(xt: np.ndarray, n: int, batch: int, what: str) -> np.nda
     return xt.reshape(n, d // n, batch, rows // batch).transpose(2, 0, 3, 1)
 
 
-def attend(q, k, v, scale, bias, what: str, want_qk: bool = False):
+def attend(q, k, v, scale, bias, what: str, want_qk: bool = False, threads: int = 0):
     """softmax(q @ k^T * scale + bias) @ v for (B, N, S, H) q and (B, N, T, H) k, v.
 
     Returns ((B, S, N*Hv) output, the scaled scores before the softmax when ``want_qk`` else None)."""
     scores = _stacked(q, np.swapaxes(k, -1, -2))
-    if (
-        not want_qk
-        and scores.dtype == F32
-        and scores.ndim == 4
-        and scores.size >= SOFTMAX_JIT_MIN
-        and scores.flags.c_contiguous
-        and _native.available()
-    ):
-        _softmax_native(scores, scale, bias, what)
-        return _merge_heads(_stacked(scores, v)), None
-    scores *= scores.dtype.type(scale)
     if bias is not None:
+        shape = np.shape(bias)
         try:
-            scores += bias
+            if np.broadcast_shapes(shape, scores.shape) != scores.shape:
+                raise ValueError
         except ValueError:
             raise InvalidArgument(
-                f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {scores.shape}"
+                f"{what}: attention bias/mask {shape} does not broadcast to the scores {scores.shape}"
             ) from None
-    qk = scores.copy() if want_qk else None
-    softmax_last_(scores)
+    qk = None
+    if want_qk:
+        scores *= scores.dtype.type(scale)
+        if bias is not None:
+            scores += bias
+        qk = scores.copy()
+        scale, bias = 1.0, None
+    softmax_rows(scores, scale=scale, bias=bias, threads=threads)
     return _merge_heads(_stacked(scores, v)), qk
 
 
@@ -183,42 +141,6 @@ def _merge_heads(out: np.ndarray) -> np.ndarray:
     """(B, N, S, H) -> (B, S, N*H)."""
     b, n, s, h = out.shape
     return out.transpose(0, 2, 1, 3).reshape(b, s, n * h)
-
-
-#: attention scores from which the softmax runs in the compiled loop of the ``perf`` extra (a
-#: transformer layer at sequence 128 has 12 * 128 * 128)
-SOFTMAX_JIT_MIN = 1 << 13
-#: scores from which that loop splits its rows over threads
-_SOFTMAX_PARALLEL = 1 << 16
-
-
-def _softmax_native(scores: np.ndarray, scale: float, bias: np.ndarray | None, what: str) -> None:
-    """In place: softmax(scores * scale + bias) over the last axis of the float32, C-contiguous (B, N,
-    S, T) scores by the compiled softmax_rows (its team task, run from cached machine code:
-    onyx.ops._native), rows over threads from ``_SOFTMAX_PARALLEL`` scores."""
-    bb = scores if bias is None else _bias_rows(bias, scores.shape, what)
-    rows = scores.size // scores.shape[-1] if scores.shape[-1] else 0
-    scale_bits = int(np.array(scale, dtype=F32).view(np.int32))
-    params = np.array(
-        [0, *scores.shape, scores.ctypes.data, bb.ctypes.data, *bb.shape, bias is not None, scale_bits],
-        np.int64,
-    )
-    address = _native.task("onyx.ops.math._jit", "_softmax_rows_task")
-    team.run_rows(address, params, rows, scores.size >= _SOFTMAX_PARALLEL)
-
-
-def _bias_rows(bias: np.ndarray, shape: tuple, what: str) -> np.ndarray:
-    """``bias`` as the compiled softmax reads it: float32, 4-D, C-contiguous, its last axis the scores'
-    and each other axis 1 or the scores' (so each row it reads is one contiguous vector)."""
-    b = np.asarray(bias, dtype=F32)
-    if b.ndim > 4 or any(d not in (1, want) for d, want in zip(b.shape[::-1], shape[::-1])):
-        raise InvalidArgument(
-            f"{what}: attention bias/mask {bias.shape} does not broadcast to the scores {shape}"
-        )
-    b = b.reshape((1,) * (4 - b.ndim) + b.shape)
-    if b.shape[-1] != shape[-1]:
-        b = np.broadcast_to(b, b.shape[:-1] + (shape[-1],))
-    return np.ascontiguousarray(b)
 
 
 def key_mask_bias(mask, batch, s, t, past, filter_value, dtype, what: str):

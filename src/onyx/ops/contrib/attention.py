@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.kernels.products import product, product_t
 from onyx.ops.contrib._common import (
     add_bias,
     attend,
@@ -20,9 +21,9 @@ from onyx.ops.contrib._common import (
     heads,
     heads_of_transposed,
     key_mask_bias,
+    threads_of,
     to_compute,
 )
-from onyx.ops.linalg.gemm import product, product_t
 from onyx.ops.registry import op, shape_rule
 
 
@@ -45,6 +46,7 @@ def attention(
     past_present_share_buffer=0,
     rotary_embedding_dim=0,
     _num_outputs=1,
+    _ctx=None,
 ):
     what = "Attention"
     if do_rotary or past_present_share_buffer:
@@ -90,7 +92,7 @@ def attention(
         b = add_bias(b, causal_bias(s, t, mask_filter_value, x.dtype))
     if attention_bias is not None:
         b = add_bias(b, to_compute(attention_bias))
-    out, _ = attend(q, k, v, sc, b, what)
+    out, _ = attend(q, k, v, sc, b, what, threads=threads_of(_ctx))
     if _num_outputs == 1:
         return back(out, dtype)
     return back(out, dtype), back(np.stack([k, v]), dtype)

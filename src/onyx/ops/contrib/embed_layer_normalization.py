@@ -9,7 +9,8 @@ mask entries per batch row (zeros when there is no mask, as onnxruntime gives), 
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, standardize_last, to_compute
+from onyx.kernels.norm import layer_norm_rows
+from onyx.ops.contrib._common import back, threads_of, to_compute
 from onyx.ops.registry import op, shape_rule
 
 
@@ -35,6 +36,7 @@ def embed_layer_normalization(
     epsilon=1e-12,
     mask_index_type=1,
     _num_outputs=1,
+    _ctx=None,
 ):
     if input_ids.ndim != 2:
         raise InvalidArgument(f"EmbedLayerNormalization: input_ids must be (B, S), got {input_ids.shape}")
@@ -51,10 +53,16 @@ def embed_layer_normalization(
     e = e + to_compute(_take(position_embedding, pos, "position_ids"))
     if segment_ids is not None and segment_embedding is not None:
         e += to_compute(_take(segment_embedding, segment_ids, "segment_ids"))
-    y, _, _ = standardize_last(e.astype(np.float32) if e.dtype != np.float64 else e, epsilon)
-    y *= to_compute(gamma)
-    if beta is not None:
-        y += to_compute(beta)
+    hidden = e.shape[-1]
+    inside = gamma.shape == (hidden,) and (beta is None or beta.shape == (hidden,))
+    e2 = e.astype(np.float32 if e.dtype != np.float64 else e.dtype, copy=False).reshape(b * s, hidden)
+    y = layer_norm_rows(
+        e2, gamma if inside else None, beta if inside else None, epsilon=epsilon, threads=threads_of(_ctx)
+    ).y.reshape(e.shape)
+    if not inside:  # gamma / beta broadcast some other way
+        y *= to_compute(gamma)
+        if beta is not None:
+            y += to_compute(beta)
     outs = [back(y, dtype)]
     if _num_outputs > 1:
         if mask is None:  # onnxruntime: no mask, mask_index all 0

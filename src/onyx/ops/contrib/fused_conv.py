@@ -1,12 +1,29 @@
 """com.microsoft FusedConv: Conv (+ Z) followed by an activation named by ``activation``."""
 
 from onyx.ops.contrib._common import activate_, back, to_compute
+from onyx.ops.nn._conv_attrs import conv_kwargs, with_conv_attributes
 from onyx.ops.nn._shapes import conv_rule
-from onyx.ops.nn.conv import ReplayMemo, conv_attributes, conv_forward, wants_channels_last
+from onyx.ops.nn.conv import ReplayMemo, conv_forward, wants_channels_last
 from onyx.ops.registry import op, shape_rule
 
 
-@op("FusedConv", domain="com.microsoft", since=1)
+def _prepare(*, _node=None, _ctx=None, activation, activation_params, **conv_attrs):
+    """FusedConv bound to its node once: whether its output stays channels-last is decided here, and
+    its channels-last runs are replayed per input signature (onyx.ops.nn.conv.ReplayMemo)."""
+    cl = wants_channels_last(_node)
+    memo = ReplayMemo()
+
+    def run(X, W, B=None, Z=None):  # noqa: N803
+        y = memo.replay(X, W, B, Z)
+        if y is None:
+            y = _fused_conv(X, W, B, Z, cl, _ctx, activation, activation_params, memo, **conv_attrs)
+        return y
+
+    return run
+
+
+@op("FusedConv", domain="com.microsoft", since=1, prepare=_prepare)
+@with_conv_attributes
 def fused_conv(
     X,  # noqa: N803
     W,  # noqa: N803
@@ -15,16 +32,11 @@ def fused_conv(
     *,
     activation="",
     activation_params=None,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
     _ctx=None,
     _node=None,
+    **conv,
 ):
-    attrs = conv_attributes(locals())
+    attrs = conv_kwargs(conv)
     return _fused_conv(X, W, B, Z, wants_channels_last(_node), _ctx, activation, activation_params, **attrs)
 
 
@@ -58,24 +70,6 @@ def _fused_conv(X, W, B, Z, channels_last, ctx, activation, activation_params, m
         memo=memo if same else None,
     )
     return back(y, dtype)
-
-
-def _prepare(*, _node=None, _ctx=None, activation, activation_params, **conv_attrs):
-    """FusedConv bound to its node once: whether its output stays channels-last is decided here, and
-    its channels-last runs are replayed per input signature (onyx.ops.nn.conv.ReplayMemo)."""
-    cl = wants_channels_last(_node)
-    memo = ReplayMemo()
-
-    def run(X, W, B=None, Z=None):  # noqa: N803
-        y = memo.replay(X, W, B, Z)
-        if y is None:
-            y = _fused_conv(X, W, B, Z, cl, _ctx, activation, activation_params, memo, **conv_attrs)
-        return y
-
-    return run
-
-
-fused_conv.prepare = _prepare
 
 
 @shape_rule("FusedConv", domain="com.microsoft")

@@ -5,9 +5,9 @@ transBatchA (transBatchB), its first axis moved to the second-to-last place, the
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.kernels import blas
 from onyx.ops.contrib._common import back, to_compute
 from onyx.ops.registry import op, shape_rule
-from onyx.runtime import blas
 
 
 def _prep(x, trans_batch, trans, name):

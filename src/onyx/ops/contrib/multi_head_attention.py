@@ -19,6 +19,7 @@ from onyx.ops.contrib._common import (
     causal_bias,
     heads,
     key_mask_bias,
+    threads_of,
     to_compute,
 )
 from onyx.ops.registry import op, shape_rule
@@ -42,6 +43,7 @@ def multi_head_attention(
     mask_filter_value=-10000.0,
     scale=0.0,
     _num_outputs=1,
+    _ctx=None,
 ):
     what = "MultiHeadAttention"
     dtype = query.dtype
@@ -91,7 +93,7 @@ def multi_head_attention(
         b = add_bias(b, causal_bias(s, t, mask_filter_value, q.dtype))
     if attention_bias is not None:
         b = add_bias(b, to_compute(attention_bias))
-    out, qk = attend(q, k, v, sc, b, what, want_qk=_num_outputs > 3)
+    out, qk = attend(q, k, v, sc, b, what, want_qk=_num_outputs > 3, threads=threads_of(_ctx))
     outs = (back(out, dtype), back(k, dtype), back(v, dtype), None if qk is None else back(qk, dtype))
     return outs[0] if _num_outputs == 1 else outs[:_num_outputs]
 

@@ -4,34 +4,40 @@ over the axes from ``axis`` on, times ``scale``; optional output inv_std_var."""
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.contrib._common import back, standardize_last, to_compute
-from onyx.ops.nn._norm import norm_rows_jit, spans
+from onyx.kernels.norm import layer_norm_rows
+from onyx.ops.contrib._common import back, threads_of, to_compute
+from onyx.ops.nn._norm import spans
 from onyx.ops.registry import op, shape_rule
 
 
 @op("SimplifiedLayerNormalization", since=1)
-def simplified_layer_normalization(X, scale, *, axis=-1, epsilon=1e-5, stash_type=1, _num_outputs=1):  # noqa: N803
+def simplified_layer_normalization(
+    X, scale, *, axis=-1, epsilon=1e-5, stash_type=1, _num_outputs=1, _ctx=None
+):  # noqa: N803
     rank = max(X.ndim, 1)
     if not -rank <= axis < rank:
         raise InvalidArgument(f"SimplifiedLayerNormalization: axis {axis} out of range for rank {X.ndim}")
     ax = axis + rank if axis < 0 else axis
     ncols = int(np.prod(X.shape[ax:]))
+    rows = int(np.prod(X.shape[:ax]))
     x = X.astype(np.float64 if X.dtype == np.float64 else np.float32, copy=False)
-    fast = None
-    if x.size and spans(scale, X.shape[ax:]):
-        fast = norm_rows_jit(x.reshape(-1, ncols), epsilon, scale, simplified=True)
-    if fast is not None:
-        y, _, _, inv = fast
-        y = back(y.reshape(X.shape), X.dtype)
-    else:
-        y, _, inv = standardize_last(x, epsilon, simplified=True, ncols=ncols)
+    inside = spans(scale, X.shape[ax:])
+    y, _, _, inv = layer_norm_rows(
+        x.reshape(rows, ncols),
+        scale if inside else None,
+        epsilon=epsilon,
+        simplified=True,
+        threads=threads_of(_ctx),
+    )
+    y = y.reshape(X.shape)
+    if not inside:
         try:
             y *= to_compute(scale)
         except ValueError:
             raise InvalidArgument(
                 f"SimplifiedLayerNormalization: scale {scale.shape} does not fit {X.shape}"
             ) from None
-        y = back(y, X.dtype)
+    y = back(y, X.dtype)
     if _num_outputs == 1:
         return y
     return y, inv.reshape(X.shape[:ax] + (1,) * (X.ndim - ax)).astype(np.float32)

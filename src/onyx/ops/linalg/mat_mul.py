@@ -4,11 +4,10 @@ dimensions broadcast). float16/bfloat16 run through float32 BLAS; integers wrap 
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.linalg.gemm import product
+from onyx.kernels.products import product
 from onyx.ops.math._common import F32, NATIVE_FLOATS
 from onyx.ops.math._shape import broadcast, merge_dim
 from onyx.ops.registry import op, shape_rule
-from onyx.runtime.threads import intra_op_threads
 from onyx.shape_inference import ShapeContext
 
 
@@ -17,7 +16,8 @@ def matmul(a, b, ctx=None):
         if a.dtype in NATIVE_FLOATS and b.dtype == a.dtype and a.ndim >= 2 and b.ndim >= 2:
             m, k = a.shape[-2:]
             batch = max(a.size // max(m * k, 1), b.size // max(k * b.shape[-1], 1))
-            return product(a, b, batch * m * k * b.shape[-1], intra_op_threads(ctx))
+            threads = ctx.intra_op_num_threads if ctx is not None else 0
+            return product(a, b, batch * m * k * b.shape[-1], threads=threads)
         if a.dtype in NATIVE_FLOATS or a.dtype.kind in "iu":
             return np.matmul(a, b, out=...)
         return np.matmul(a.astype(F32), b.astype(F32), out=...).astype(a.dtype)

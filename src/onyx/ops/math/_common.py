@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from onyx.errors import InvalidArgument
@@ -10,6 +12,13 @@ F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 #: Float types numpy computes natively at full speed; others (float16, bfloat16, float8...) go via float32.
 NATIVE_FLOATS = frozenset((F32, F64))
+
+
+def named(fn: Callable, op_type: str, since: int) -> Callable:
+    """``fn`` named after the op and opset it serves (``Add_7``), for kernels built by a helper: registry
+    messages and tracebacks then name the op rather than the helper's inner function."""
+    fn.__name__ = fn.__qualname__ = f"{op_type}_{since}"
+    return fn
 
 
 def shapes(*xs) -> str:

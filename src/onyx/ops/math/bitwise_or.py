@@ -2,17 +2,6 @@
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error
-from onyx.ops.math._shape import elementwise_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import binary_op
 
-
-@op("BitwiseOr", since=18)
-def bitwise_or_18(a, b):
-    try:
-        return np.bitwise_or(a, b, out=...)
-    except ValueError:
-        raise broadcast_error("BitwiseOr", a, b) from None
-
-
-shape_rule("BitwiseOr")(elementwise_rule)
+bitwise_or_kernel = binary_op("BitwiseOr", np.bitwise_or, since=18)

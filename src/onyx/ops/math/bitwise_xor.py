@@ -2,17 +2,6 @@
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error
-from onyx.ops.math._shape import elementwise_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import binary_op
 
-
-@op("BitwiseXor", since=18)
-def bitwise_xor_18(a, b):
-    try:
-        return np.bitwise_xor(a, b, out=...)
-    except ValueError:
-        raise broadcast_error("BitwiseXor", a, b) from None
-
-
-shape_rule("BitwiseXor")(elementwise_rule)
+bitwise_xor_kernel = binary_op("BitwiseXor", np.bitwise_xor, since=18)

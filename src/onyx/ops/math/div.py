@@ -6,9 +6,7 @@ instead of trapping. Opsets 1-6 use the legacy ``broadcast``/``axis`` rule.
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.math._shape import legacy_elementwise_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import LEGACY_V1_V6, binary_op
 
 
 def _trunc_div(a, b):
@@ -17,28 +15,14 @@ def _trunc_div(a, b):
         return np.floor_divide(np.subtract(a, r), b, out=...)  # exact division: floor == trunc
 
 
-@op("Div", since=1, until=6)
-def div_1(a, b, *, axis=None, broadcast=0, consumed_inputs=None):
-    return div_7(a, legacy_broadcast("Div", a, b, broadcast, axis))
+def divide(a, b):
+    k = a.dtype.kind
+    if k == "i":
+        return _trunc_div(a, b)
+    if k == "u":
+        with np.errstate(divide="ignore"):
+            return np.floor_divide(a, b, out=...)
+    return np.true_divide(a, b, out=...)
 
 
-@op("Div", since=6, until=7)
-def div_6(a, b, *, axis=None, broadcast=0):
-    return div_7(a, legacy_broadcast("Div", a, b, broadcast, axis))
-
-
-@op("Div", since=7)
-def div_7(a, b):
-    try:
-        k = a.dtype.kind
-        if k == "i":
-            return _trunc_div(a, b)
-        if k == "u":
-            with np.errstate(divide="ignore"):
-                return np.floor_divide(a, b, out=...)
-        return np.true_divide(a, b, out=...)
-    except ValueError:
-        raise broadcast_error("Div", a, b) from None
-
-
-shape_rule("Div")(legacy_elementwise_rule)
+div_kernel = binary_op("Div", divide, legacy=LEGACY_V1_V6)

@@ -2,17 +2,6 @@
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error
-from onyx.ops.math._shape import compare_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import binary_op
 
-
-@op("LessOrEqual", since=12)
-def less_or_equal_12(a, b):
-    try:
-        return np.less_equal(a, b, out=...)
-    except ValueError:
-        raise broadcast_error("LessOrEqual", a, b) from None
-
-
-shape_rule("LessOrEqual")(compare_rule)
+less_or_equal_kernel = binary_op("LessOrEqual", np.less_equal, since=12, bool_output=True)

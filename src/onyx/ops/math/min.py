@@ -3,19 +3,6 @@ which wanted equal shapes, are served by the same rule)."""
 
 import numpy as np
 
-from onyx.ops.math._common import variadic
-from onyx.ops.math._shape import elementwise_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import variadic_op
 
-
-@op("Min", since=1, until=6)
-def min_1(*data_0, consumed_inputs=None):
-    return variadic("Min", np.minimum, data_0)
-
-
-@op("Min", since=6)
-def min_6(*data_0):
-    return variadic("Min", np.minimum, data_0)
-
-
-shape_rule("Min")(elementwise_rule)
+min_kernel = variadic_op("Min", np.minimum)

@@ -5,22 +5,6 @@ Opset 1 uses the legacy ``broadcast``/``axis`` rule; opset 7 on, numpy-style bro
 
 import numpy as np
 
-from onyx.ops.math._common import broadcast_error, legacy_broadcast
-from onyx.ops.math._shape import legacy_compare_rule
-from onyx.ops.registry import op, shape_rule
+from onyx.ops.math._binary import LEGACY_V1, binary_op
 
-
-@op("Or", since=1, until=7)
-def or_1(a, b, *, axis=None, broadcast=0):
-    return or_7(a, legacy_broadcast("Or", a, b, broadcast, axis))
-
-
-@op("Or", since=7)
-def or_7(a, b):
-    try:
-        return np.logical_or(a, b, out=...)
-    except ValueError:
-        raise broadcast_error("Or", a, b) from None
-
-
-shape_rule("Or")(legacy_compare_rule)
+or_kernel = binary_op("Or", np.logical_or, legacy=LEGACY_V1, bool_output=True)

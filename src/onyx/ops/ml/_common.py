@@ -7,20 +7,14 @@ import math
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
-from onyx.ops.linalg.gemm import product
+from onyx.kernels.products import product
 
 POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 
-def jit_module():
-    """The numba-compiled loops of these kernels (onyx.ops.ml._jit), or None (see onyx.ops._perf)."""
-    return _perf.jit_module("onyx.ops.ml._jit")
-
-
 def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b``, on a single-threaded BLAS for the small products of these models (see
-    onyx.ops.linalg.gemm.product: BLAS's thread barriers stall on a busy machine)."""
+    onyx.kernels.products.product: BLAS's thread barriers stall on a busy machine)."""
     return product(a, b, a.size * (b.shape[-1] if b.ndim > 1 else 1))
 
 

@@ -1,412 +1,68 @@
-"""The tree-ensemble engine shared by TreeEnsemble (v5), TreeEnsembleRegressor and TreeEnsembleClassifier.
-
-Every encoding is compiled once into flat arrays over a global node index (interior nodes and leaves
-alike): feature, threshold, comparison mode, true/false successor, NaN direction, and for leaves a row
-of a (leaves x targets) weight matrix. Evaluation walks all (row, tree) pairs together, one depth level
-per iteration, with numpy fancy indexing over the pairs still on interior nodes; there is no Python loop
-per row or per tree. For a few rows and trees of at most 64 leaves, every branch condition is evaluated
-at once instead and each tree's leaf found by AND-ing leaf masks (no loop per level). With the optional
-``perf`` extra (numba), a compiled loop walks each (row, tree) pair and sums the leaf weights.
+"""The tree-ensemble engine shared by TreeEnsemble (v5), TreeEnsembleRegressor and TreeEnsembleClassifier:
+the legacy (v1/v3) attribute encoding compiled into a :class:`onyx.kernels.trees.Forest`, and the
+aggregation of the trees' leaf weights (SUM and AVERAGE by :func:`onyx.kernels.trees.forest_sum`, MIN
+and MAX here, from the leaves).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.ml._common import jit_module
+from onyx.kernels.trees import LEAF, MEMBER, MODE_NAMES, Forest, forest_sum, leaf_rows
+from onyx.ops._versions import register_versions
+from onyx.ops.registry import ML_DOMAIN
 
-LEQ, LT, GTE, GT, EQ, NEQ, MEMBER, LEAF = range(8)
-MODE_NAMES = {
-    "BRANCH_LEQ": LEQ,
-    "BRANCH_LT": LT,
-    "BRANCH_GTE": GTE,
-    "BRANCH_GT": GT,
-    "BRANCH_EQ": EQ,
-    "BRANCH_NEQ": NEQ,
-    "BRANCH_MEMBER": MEMBER,
-    "LEAF": LEAF,
-}
+__all__ = ["LEAF", "MEMBER", "Forest", "aggregate", "compile_legacy", "prepare_x"]
+
+_AGGREGATES = ("SUM", "AVERAGE", "MIN", "MAX")
 
 
-class Forest:
-    """A compiled ensemble. ``n_nodes`` global nodes; leaves have ``leaf_id >= 0``."""
-
-    def __init__(
-        self,
-        feature: np.ndarray,
-        threshold: np.ndarray,
-        mode: np.ndarray,
-        true_next: np.ndarray,
-        false_next: np.ndarray,
-        missing_true: np.ndarray,
-        leaf_id: np.ndarray,
-        roots: np.ndarray,
-        weights: np.ndarray,
-        has_weight: np.ndarray,
-        member_sets: list[np.ndarray] | None = None,
-        member_set_of_node: np.ndarray | None = None,
-    ):
-        self.feature = feature.astype(np.int64)
-        self.threshold = threshold.astype(np.float64)
-        self.mode = mode.astype(np.int8)
-        self.true_next = true_next.astype(np.int64)
-        self.false_next = false_next.astype(np.int64)
-        self.missing_true = missing_true.astype(bool)
-        self.leaf_id = leaf_id.astype(np.int64)
-        self.is_leaf = self.leaf_id >= 0
-        self.roots = roots.astype(np.int64)
-        self.weights = weights.astype(np.float64)
-        self.has_weight = has_weight.astype(bool)
-        self.n_targets = weights.shape[1]
-        n = len(self.feature)
-        for name, arr in (("true", self.true_next), ("false", self.false_next)):
-            bad = (arr < 0) | (arr >= n)
-            if np.any(bad & ~self.is_leaf):
-                raise InvalidArgument(f"tree ensemble: a {name} branch points outside the {n} nodes")
-        # leaves loop on themselves so that finished pairs can stay in place
-        idx = np.arange(n)
-        self.true_next = np.where(self.is_leaf, idx, self.true_next)
-        self.false_next = np.where(self.is_leaf, idx, self.false_next)
-        if len(self.roots) and (self.roots.min() < 0 or self.roots.max() >= n):
-            raise InvalidArgument("tree ensemble: a tree root is outside the nodes")
-        self.max_feature = int(self.feature[~self.is_leaf].max(initial=-1))
-        if np.any(self.feature[~self.is_leaf] < 0):
-            raise InvalidArgument("tree ensemble: a node has a negative feature id")
-        branch_modes = np.unique(self.mode[~self.is_leaf])
-        self.single_mode = int(branch_modes[0]) if len(branch_modes) == 1 else None
-        self.any_missing_true = bool(np.any(self.missing_true & ~self.is_leaf))
-        self.max_leaf_entries = int(self.has_weight.sum(axis=1).max()) if len(self.has_weight) else 0
-        if self.max_leaf_entries <= 1 and len(self.weights):
-            self.leaf_target = np.argmax(self.has_weight, axis=1)
-            self.leaf_weight = self.weights[np.arange(len(self.weights)), self.leaf_target]
-            self.leaf_has = self.has_weight.any(axis=1)
-        # set membership: a sorted table of codes set_index * n_unique + rank(value)
-        self.member_set_of_node = member_set_of_node
-        if member_sets:
-            allv = np.concatenate(member_sets) if member_sets else np.zeros(0)
-            self.member_uniq = np.unique(allv)
-            codes = [
-                k * len(self.member_uniq) + np.searchsorted(self.member_uniq, s)
-                for k, s in enumerate(member_sets)
-            ]
-            self.member_codes = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
-
-    # ---- traversal -------------------------------------------------------------------------
-    def _condition(self, v: np.ndarray, nd: np.ndarray) -> np.ndarray:
-        mode = self.single_mode
-        if mode is not None:
-            return self._compare(mode, v, self.threshold[nd], nd)
-        modes = self.mode[nd]
-        thr = self.threshold[nd]
-        cond = np.zeros(v.shape, dtype=bool)
-        for m in np.unique(modes):
-            sel = modes == m
-            cond[sel] = self._compare(int(m), v[sel], thr[sel], nd[sel])
-        return cond
-
-    def _compare(self, mode: int, v, thr, nd) -> np.ndarray:
-        if mode == LEQ:
-            return v <= thr
-        if mode == LT:
-            return v < thr
-        if mode == GTE:
-            return v >= thr
-        if mode == GT:
-            return v > thr
-        if mode == EQ:
-            return v == thr
-        if mode == NEQ:
-            return v != thr
-        if mode == MEMBER:
-            return self._member(v, nd)
-        raise InvalidArgument(f"tree ensemble: unknown node mode {mode}")
-
-    def _member(self, v: np.ndarray, nd: np.ndarray) -> np.ndarray:
-        if self.member_set_of_node is None or not hasattr(self, "member_uniq") or len(self.member_uniq) == 0:
-            return np.zeros(v.shape, dtype=bool)
-        u = self.member_uniq
-        i = np.clip(np.searchsorted(u, v), 0, len(u) - 1)
-        present = u[i] == v
-        code = self.member_set_of_node[nd] * len(u) + i
-        j = np.clip(np.searchsorted(self.member_codes, code), 0, len(self.member_codes) - 1)
-        return present & (self.member_codes[j] == code)
-
-    def leaves(self, X: np.ndarray) -> np.ndarray:
-        """(N, T) leaf node index reached by each row in each tree."""
-        N = X.shape[0]
-        T = len(self.roots)
-        node = np.broadcast_to(self.roots, (N, T)).reshape(-1).copy()
-        if N == 0 or T == 0:
-            return node.reshape(N, T)
-        nfeat = X.shape[1]
-        if self.max_feature >= nfeat:
-            raise InvalidArgument(
-                f"tree ensemble: a node reads feature {self.max_feature} but X has {nfeat} features"
-            )
-        if N * (len(self.feature) - len(self.weights)) <= _ALL_NODES_BUDGET:
-            ranges = self._leaf_ranges()
-            if ranges is not None and N * len(ranges[0]) <= _ALL_NODES_BUDGET:
-                found = self._leaves_bits(X, ranges)
-                if found is not None:
-                    return found
-        xflat = X.reshape(-1)
-        row_base = np.repeat(np.arange(N, dtype=np.int64) * nfeat, T)
-        active = np.nonzero(~self.is_leaf[node])[0]
-        limit = len(self.feature) + 1
-        steps = 0
-        while active.size:
-            steps += 1
-            if steps > limit:
-                raise InvalidArgument("tree ensemble: the trees contain a cycle")
-            nd = node[active]
-            v = xflat[row_base[active] + self.feature[nd]]
-            cond = self._condition(v, nd)
-            if self.any_missing_true:
-                cond |= np.isnan(v) & self.missing_true[nd]
-            nxt = np.where(cond, self.true_next[nd], self.false_next[nd])
-            node[active] = nxt
-            active = active[~self.is_leaf[nxt]]
-        return node.reshape(N, T)
-
-    def _leaf_ranges(self):
-        """For the few-rows walk: the forest as leaf masks (see _bit_plan), or None where it does not
-        apply: a BRANCH_MEMBER node, a shared node or cycle, a tree of more than 64 leaves.
-
-        Leaves are numbered depth-first, true branch first, tree after tree, so that every subtree's
-        leaves are one contiguous range; a branch node rules out the side it does not take, and the one
-        leaf no node of its tree rules out is the leaf the row reaches. Computed once.
-        """
-        cached_ranges = self.__dict__.get("_ranges", False)
-        if cached_ranges is not False:
-            return cached_ranges
-        self._ranges = None
-        if self.single_mode == MEMBER or np.any(self.mode[~self.is_leaf] == MEMBER):
-            return None
-        n = len(self.feature)
-        tn = self.true_next.tolist()
-        fn = self.false_next.tolist()
-        is_leaf = self.is_leaf.tolist()
-        seen = bytearray(n)
-        lo = [0] * n
-        hi = [0] * n
-        order: list[int] = []
-        internal: list[int] = []
-        firsts: list[int] = []  # per tree: its first leaf's position, and its first internal node's
-        int_starts: list[int] = []
-        for r in self.roots.tolist():
-            firsts.append(len(order))
-            int_starts.append(len(internal))
-            stack = [(r, False)]
-            while stack:
-                nd, done = stack.pop()
-                if done:
-                    lo[nd] = lo[tn[nd]]
-                    hi[nd] = hi[fn[nd]]
-                    continue
-                if seen[nd]:
-                    return None  # a shared node or a cycle: not a forest of trees
-                seen[nd] = 1
-                if is_leaf[nd]:
-                    lo[nd] = len(order)
-                    order.append(nd)
-                    hi[nd] = len(order)
-                    continue
-                internal.append(nd)
-                stack.append((nd, True))
-                stack.append((fn[nd], False))
-                stack.append((tn[nd], False))
-        if not internal:
-            return None
-        counts = np.diff(np.asarray(firsts + [len(order)]))
-        if counts.max() > 64:
-            return None
-        self._ranges = self._bit_plan(internal, int_starts, firsts, counts, lo, hi, order)
-        return self._ranges
-
-    def _bit_plan(self, internal, int_starts, firsts, counts, lo, hi, order):
-        """Trees of at most 64 leaves: each branch node as two uint64 leaf masks (the leaves still
-        possible when its condition holds, and when it does not); a row's leaf in a tree is the one bit
-        left after AND-ing its nodes' masks. Each tree's columns start with one all-ones column, so that
-        a tree without branches has a column too."""
-        tn = self.true_next
-        fn = self.false_next
-        cols, m_true, m_false, starts = [], [], [], []
-        for t in range(len(firsts)):
-            first = firsts[t]
-            full = (1 << int(counts[t])) - 1
-            starts.append(len(cols))
-            cols.append(internal[0])  # the all-ones column: its condition does not matter
-            m_true.append(full)
-            m_false.append(full)
-            stop = int_starts[t + 1] if t + 1 < len(int_starts) else len(internal)
-            for nd in internal[int_starts[t] : stop]:
-                a, b = lo[tn[nd]] - first, hi[tn[nd]] - first  # the true side's leaves
-                c, d = lo[fn[nd]] - first, hi[fn[nd]] - first  # the false side's
-                m_true.append(full & ~(((1 << d) - 1) ^ ((1 << c) - 1)))
-                m_false.append(full & ~(((1 << b) - 1) ^ ((1 << a) - 1)))
-                cols.append(nd)
-        idx = np.asarray(cols, dtype=np.int64)
-        return (
-            idx,
-            self.feature[idx],
-            self.threshold[idx],
-            self.missing_true[idx],
-            np.asarray(m_true, dtype=np.uint64),
-            np.asarray(m_false, dtype=np.uint64),
-            np.asarray(starts, dtype=np.int64),
-            np.asarray(order, dtype=np.int64),
-            np.asarray(firsts, dtype=np.int64),
+def aggregate(forest: Forest, X: np.ndarray, how: str = "SUM", dtype=np.float32, threads: int = 0):
+    """(scores (N, K), has_score (N, K) bool) aggregated over the trees by ``how`` (SUM, AVERAGE, MIN,
+    MAX) in ``dtype``; ``X`` is a float64 (rows, features) matrix (see :func:`prepare_x`)."""
+    if how not in _AGGREGATES:
+        raise InvalidArgument(
+            f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
         )
-
-    def _leaves_bits(self, X: np.ndarray, plan) -> np.ndarray | None:
-        """(N, T) leaves from every branch condition evaluated at once (few rows, small trees)."""
-        idx, feat, thr, miss, m_true, m_false, starts, order, firsts = plan
-        v = X[:, feat]
-        cond = self._branch(v, thr, idx)
-        if self.any_missing_true:
-            cond |= np.isnan(v) & miss
-        alive = np.bitwise_and.reduceat(np.where(cond, m_true, m_false), starts, axis=1)
-        if not alive.all():
-            return None
-        # one bit left per (row, tree): its position is exact in float64
-        local = np.log2(alive.astype(np.float64)).astype(np.int64)
-        local += firsts
-        return order[local]
-
-    def _branch(self, v: np.ndarray, thr: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Branch conditions of (rows, nodes) values against the nodes ``idx``."""
-        if self.single_mode is not None:
-            return self._compare(self.single_mode, v, thr, idx)
-        return self._condition(v.reshape(-1), np.tile(idx, v.shape[0])).reshape(v.shape)
-
-    # ---- aggregation -------------------------------------------------------------------------
-    def aggregate(self, X: np.ndarray, how: str = "SUM", dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
-        """(scores (N, K), has_score (N, K) bool) aggregated over the trees.
-
-        Sums accumulate in ``dtype`` in tree order (``cumsum`` along the tree axis is sequential), as
-        onnxruntime does, so that ties such as a probability of exactly 0.5 break the same way.
-        """
-        if how not in ("SUM", "AVERAGE", "MIN", "MAX"):
-            raise InvalidArgument(
-                f"tree ensemble: aggregate_function must be AVERAGE, SUM, MIN or MAX, got {how!r}"
-            )
-        if how in ("SUM", "AVERAGE") and X.shape[0] and len(self.roots):
-            fast = self._jit_sum(X, np.dtype(dtype))
-            if fast is not None:
-                scores, has = fast
-                if how == "AVERAGE":
-                    scores /= scores.dtype.type(len(self.roots))
-                return scores, has
-        leaves = self.leaf_id[self.leaves(X)]  # (N, T) rows of the weight matrix
-        N, T = leaves.shape
-        K = self.n_targets
-        dtype = np.dtype(dtype)
-        scores = np.zeros((N, K), dtype=dtype)
-        has = np.zeros((N, K), dtype=bool)
-        if N == 0 or T == 0:
-            return scores, has
-        if how in ("SUM", "AVERAGE"):
-            # W is zero where a leaf has no weight for a target: one gather, one sequential sum
-            W = self._weights_as(dtype)
-            every_leaf_scores = self.__dict__.get("_every_leaf_scores")
-            if every_leaf_scores is None:
-                every_leaf_scores = self._every_leaf_scores = bool(self.has_weight.all())
-            step = max(1, (1 << 22) // max(1, T * K))
-            for s0 in range(0, N, step):
-                lv = leaves[s0 : s0 + step]
-                scores[s0 : s0 + step] = np.cumsum(W[lv], axis=1)[:, -1]
-                if not every_leaf_scores:
-                    has[s0 : s0 + step] = self.has_weight[lv].any(axis=1)
-            if every_leaf_scores:
-                has[...] = True
-        elif self.max_leaf_entries <= 1:
-            w = self.leaf_weight.astype(dtype)[leaves]
-            h = self.leaf_has[leaves]
-            tg = self.leaf_target[leaves] if K > 1 else None
-            for k in range(K):
-                sel = h if tg is None else h & (tg == k)
-                self._reduce_into(scores[:, k], w, sel, how)
-                has[:, k] = sel.any(axis=1)
-        else:
-            W = self.weights.astype(dtype)
-            step = max(1, (1 << 22) // max(1, T * K))
-            for s0 in range(0, N, step):
-                lv = leaves[s0 : s0 + step]
-                g = W[lv]  # (n, T, K)
-                hm = self.has_weight[lv]
-                for k in range(K):
-                    self._reduce_into(scores[s0 : s0 + step, k], g[:, :, k], hm[:, :, k], how)
-                has[s0 : s0 + step] = hm.any(axis=1)
+    dtype = np.dtype(dtype)
+    if how in ("SUM", "AVERAGE"):
+        scores, has = forest_sum(forest, X, dtype, threads=threads)
         if how == "AVERAGE":
-            scores /= dtype.type(T)
+            scores /= dtype.type(len(forest.roots))
         return scores, has
-
-    def _weights_as(self, dtype: np.dtype) -> np.ndarray:
-        """The (leaves, targets) weights in ``dtype``, converted once."""
-        cache = self.__dict__.setdefault("_weights_by_dtype", {})
-        W = cache.get(dtype)
-        if W is None:
-            W = cache[dtype] = np.ascontiguousarray(self.weights, dtype=dtype)
-        return W
-
-    def _jit_sum(self, X: np.ndarray, dtype: np.dtype):
-        """SUM through the compiled walk (the perf extra), or None where it does not apply."""
-        jit = self.__dict__.get("_jit", False)
-        if jit is False:
-            jit = jit_module() if self.single_mode != MEMBER and not np.any(self.mode == MEMBER) else None
-            self._jit = jit
-        if jit is None:
-            return None
-        N, nfeat = X.shape
-        if self.max_feature >= nfeat:
-            raise InvalidArgument(
-                f"tree ensemble: a node reads feature {self.max_feature} but X has {nfeat} features"
-            )
-        W = self._weights_as(dtype)
-        packed = self.__dict__.get("_packed")
-        if packed is None:
-            packed = np.empty((len(self.feature), 4))
-            packed[:, 0] = self.threshold
-            packed[:, 1] = np.where(self.is_leaf, -1, self.feature)
-            packed[:, 2] = self.true_next
-            packed[:, 3] = self.false_next
-            self._packed = packed
-        scores = np.zeros((N, self.n_targets), dtype=dtype)
-        has = np.zeros((N, self.n_targets), dtype=bool)
-        rc = jit.forest_sum(
-            np.ascontiguousarray(X, dtype=np.float64),
-            self.roots,
-            packed,
-            self.mode,
-            -1 if self.single_mode is None else self.single_mode,
-            self.missing_true,
-            self.any_missing_true,
-            self.leaf_id,
-            W,
-            self.has_weight,
-            scores,
-            has,
-            len(self.feature) + 1,
-        )
-        if rc < 0:
-            raise InvalidArgument("tree ensemble: the trees contain a cycle")
+    leaves, scores, has = leaf_rows(forest, X, dtype)  # leaves: (N, T) rows of the weight matrix
+    if not leaves.size:
         return scores, has
+    N, T = leaves.shape
+    K = forest.n_targets
+    if forest.max_leaf_entries <= 1:
+        w = forest.leaf_weight.astype(dtype)[leaves]
+        h = forest.leaf_has[leaves]
+        tg = forest.leaf_target[leaves] if K > 1 else None
+        for k in range(K):
+            sel = h if tg is None else h & (tg == k)
+            _reduce_into(scores[:, k], w, sel, how)
+            has[:, k] = sel.any(axis=1)
+        return scores, has
+    W = forest.weights.astype(dtype)
+    step = max(1, (1 << 22) // max(1, T * K))
+    for s0 in range(0, N, step):
+        lv = leaves[s0 : s0 + step]
+        g = W[lv]  # (n, T, K)
+        hm = forest.has_weight[lv]
+        for k in range(K):
+            _reduce_into(scores[s0 : s0 + step, k], g[:, :, k], hm[:, :, k], how)
+        has[s0 : s0 + step] = hm.any(axis=1)
+    return scores, has
 
-    @staticmethod
-    def _reduce_into(out: np.ndarray, w: np.ndarray, sel: np.ndarray, how: str) -> None:
-        """Reduce (n, T) weights where ``sel`` over the tree axis into ``out`` (n,)."""
-        if how in ("SUM", "AVERAGE"):
-            vals = np.where(sel, w, w.dtype.type(0))
-            out[...] = np.cumsum(vals, axis=1)[:, -1]
-            return
-        fill = np.inf if how == "MIN" else -np.inf
-        vals = np.where(sel, w, w.dtype.type(fill))
-        r = vals.min(axis=1) if how == "MIN" else vals.max(axis=1)
-        out[...] = np.where(np.isinf(r) & ~sel.any(axis=1), 0, r)
+
+def _reduce_into(out: np.ndarray, w: np.ndarray, sel: np.ndarray, how: str) -> None:
+    """MIN or MAX of (n, T) weights where ``sel`` over the tree axis into ``out`` (n,); 0 where none."""
+    fill = np.inf if how == "MIN" else -np.inf
+    vals = np.where(sel, w, w.dtype.type(fill))
+    r = vals.min(axis=1) if how == "MIN" else vals.max(axis=1)
+    out[...] = np.where(np.isinf(r) & ~sel.any(axis=1), 0, r)
 
 
 # ---- compiling the legacy (v1/v3) encoding -----------------------------------------------------
@@ -533,31 +189,6 @@ def compile_legacy(
     )
 
 
-# ---- a small cache so that a session's attributes are compiled once ---------------------------
-
-#: The few-rows walk (every branch condition at once) runs while rows x branch nodes stays below this.
-_ALL_NODES_BUDGET = 1 << 16
-
-_cache: OrderedDict = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def cached(kind: str, attrs: dict, build):
-    """Compile once per distinct set of attribute objects (identity-keyed; references are held)."""
-    key = (kind,) + tuple((k, id(v)) for k, v in sorted(attrs.items()))
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and all(hit[0][k] is v for k, v in attrs.items()):
-            _cache.move_to_end(key)
-            return hit[1]
-    forest = build()
-    with _cache_lock:
-        _cache[key] = (dict(attrs), forest)
-        while len(_cache) > 64:
-            _cache.popitem(last=False)
-    return forest
-
-
 def prepare_x(X) -> np.ndarray:
     """X as a float64 (rows, features) matrix; a 1-D input is one row."""
     X = np.asarray(X)
@@ -570,3 +201,69 @@ def prepare_x(X) -> np.ndarray:
     elif X.ndim > 2:
         X = X.reshape(X.shape[0], -1)
     return np.ascontiguousarray(X, dtype=np.float64)
+
+
+# ---- TreeEnsembleRegressor and TreeEnsembleClassifier: the attributes they share ----------------
+
+#: v1's attributes of both: the node lists, base values and the post transform
+LEGACY_ATTRIBUTES: dict = {
+    "base_values": None,
+    "nodes_falsenodeids": None,
+    "nodes_featureids": None,
+    "nodes_hitrates": None,
+    "nodes_missing_value_tracks_true": None,
+    "nodes_modes": None,
+    "nodes_nodeids": None,
+    "nodes_treeids": None,
+    "nodes_truenodeids": None,
+    "nodes_values": None,
+    "post_transform": "NONE",
+}
+#: v3 adds a tensor form of the float lists
+LEGACY_TENSORS = ("base_values_as_tensor", "nodes_hitrates_as_tensor", "nodes_values_as_tensor")
+#: attributes that change nothing in the result (hit rates are statistics of the training data)
+_IGNORED = ("nodes_hitrates", "nodes_hitrates_as_tensor")
+
+
+def pick(attrs: dict, name: str):
+    """The attribute ``name``, or its ``name_as_tensor`` form (v3) flattened when that is given."""
+    tensor = attrs.get(f"{name}_as_tensor")
+    return np.asarray(tensor).reshape(-1) if tensor is not None else attrs[name]
+
+
+def accumulation_dtype(X, attrs: dict):
+    """float32 accumulation like onnxruntime, float64 for double inputs or double (*_as_tensor) weights."""
+    if np.asarray(X).dtype == np.float64:
+        return np.float64
+    for k, v in attrs.items():
+        if k.endswith("_as_tensor") and v is not None and np.asarray(v).dtype == np.float64:
+            return np.float64
+    return np.float32
+
+
+def register_legacy(op_type: str, make, leaf: str, attributes: dict) -> None:
+    """Register ``make(attrs) -> (X -> outputs)`` as op_type v1 (LEGACY_ATTRIBUTES, the leaf weights
+    ``<leaf>_ids / _nodeids / _treeids / _weights`` and ``attributes``) and v3 (with LEGACY_TENSORS and
+    ``<leaf>_weights_as_tensor``), compiled once per node when a session is created (``prepare``);
+    called plainly (constant folding), it compiles the forest for that call."""
+    weights = f"{leaf}_weights"
+    leaves = {f"{leaf}_{k}": None for k in ("ids", "nodeids", "treeids", "weights")}
+
+    def prepare(**attrs):
+        return make({k: v for k, v in attrs.items() if k not in _IGNORED})
+
+    def kernel(X, **attrs):
+        attrs = {k: v for k, v in attrs.items() if k not in _IGNORED}
+        return make(attrs)(X)
+
+    tensors = {k: None for k in (*LEGACY_TENSORS, f"{weights}_as_tensor")}
+    register_versions(
+        op_type,
+        kernel,
+        inputs=("X",),
+        required_inputs=1,
+        attributes={**LEGACY_ATTRIBUTES, **leaves, **attributes},
+        versions=((1, 3, {}, ()), (3, None, tensors, ())),
+        domain=ML_DOMAIN,
+        prepare=prepare,
+    )

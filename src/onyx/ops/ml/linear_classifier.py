@@ -90,7 +90,7 @@ def _prepare(
     return run
 
 
-@op("LinearClassifier", domain="ai.onnx.ml", since=1)
+@op("LinearClassifier", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def linear_classifier_1(
     X,
     *,
@@ -104,9 +104,6 @@ def linear_classifier_1(
     loc = locals()
     del loc["X"]
     return _prepare(**loc)(X)
-
-
-linear_classifier_1.prepare = _prepare
 
 
 @shape_rule("LinearClassifier", domain="ai.onnx.ml")

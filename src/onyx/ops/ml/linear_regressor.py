@@ -35,14 +35,11 @@ def _prepare(*, coefficients=None, intercepts=None, post_transform="NONE", targe
     return run
 
 
-@op("LinearRegressor", domain="ai.onnx.ml", since=1)
+@op("LinearRegressor", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def linear_regressor_1(X, *, coefficients=None, intercepts=None, post_transform="NONE", targets=1):
     return _prepare(
         coefficients=coefficients, intercepts=intercepts, post_transform=post_transform, targets=targets
     )(X)
-
-
-linear_regressor_1.prepare = _prepare
 
 
 def _post(y, name):

@@ -41,12 +41,9 @@ def _prepare(*, norm="MAX"):
     return run
 
 
-@op("Normalizer", domain="ai.onnx.ml", since=1)
+@op("Normalizer", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def normalizer_1(X, *, norm="MAX"):
     return _prepare(norm=norm)(X)
-
-
-normalizer_1.prepare = _prepare
 
 
 @shape_rule("Normalizer", domain="ai.onnx.ml")

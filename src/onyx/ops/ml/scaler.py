@@ -31,12 +31,9 @@ def _prepare(*, offset=None, scale=None):
     return run
 
 
-@op("Scaler", domain="ai.onnx.ml", since=1)
+@op("Scaler", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def scaler_1(X, *, offset=None, scale=None):
     return _prepare(offset=offset, scale=scale)(X)
-
-
-scaler_1.prepare = _prepare
 
 
 @shape_rule("Scaler", domain="ai.onnx.ml")

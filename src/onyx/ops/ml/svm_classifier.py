@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops import _perf
+from onyx.kernels.svm import OvoModel, ovo_probabilities, svm_ovo, votes
 from onyx.ops.ml._common import (
     FLOAT,
     POST_TRANSFORMS,
     as_2d,
     as_float,
     features_of,
-    jit_module,
     label_elem,
     labels_of,
     mm,
@@ -20,38 +19,22 @@ from onyx.ops.ml._common import (
     rows_of,
 )
 from onyx.ops.ml._common import post_transform as apply_post
-from onyx.ops.ml._svm import (
-    couple_probabilities,
-    couple_rows,
-    kernel_function,
-    kernel_params_of,
-    sigmoid_predict,
-)
+from onyx.ops.ml._svm import kernel_function, kernel_params_of
 from onyx.ops.registry import op, shape_rule
 
 
-def _prepare(
-    *,
-    classlabels_ints=None,
-    classlabels_strings=None,
-    coefficients=None,
-    kernel_params=None,
-    kernel_type="LINEAR",
-    post_transform="NONE",
-    prob_a=None,
-    prob_b=None,
-    rho=None,
-    support_vectors=None,
-    vectors_per_class=None,
-):
-    """Everything that depends on the attributes only, once; returns ``X -> (labels, scores)``."""
-    labels, _ = labels_of(classlabels_ints, classlabels_strings, "SVMClassifier")
+def _prepare(**a):
+    """Everything that depends on the attributes (all of them, defaults included) only, once;
+    returns ``X -> (labels, scores)``."""
+    kernel_type, kernel_params = a["kernel_type"], a["kernel_params"]
+    vectors_per_class = a["vectors_per_class"]
+    labels, _ = labels_of(a["classlabels_ints"], a["classlabels_strings"], "SVMClassifier")
     K = len(labels)
-    coef = np.asarray(coefficients or [], dtype=np.float64)
-    rho_ = np.asarray(rho or [], dtype=np.float64)
-    if post_transform not in POST_TRANSFORMS:
-        apply_post(np.zeros((1, 1)), post_transform)  # raises the unknown-transform error
-    post = post_transform
+    coef = np.asarray(a["coefficients"] or [], dtype=np.float64)
+    rho_ = np.asarray(a["rho"] or [], dtype=np.float64)
+    post = a["post_transform"]
+    if post not in POST_TRANSFORMS:
+        apply_post(np.zeros((1, 1)), post)  # raises the unknown-transform error
     if not vectors_per_class:
         # linear: one weight row per class (or one row for two classes)
         kernel_params_of(kernel_type, kernel_params)
@@ -84,7 +67,7 @@ def _prepare(
     if len(vpc) != K:
         raise InvalidArgument(f"SVMClassifier: vectors_per_class has {len(vpc)} entries for {K} classes")
     S = int(vpc.sum())
-    sv = np.asarray(support_vectors or [], dtype=np.float64)
+    sv = np.asarray(a["support_vectors"] or [], dtype=np.float64)
     F = sv.size // S if S else None  # no support vectors: any number of features
     if S == 0 and sv.size or S and sv.size != S * F:
         raise InvalidArgument(f"SVMClassifier: {sv.size} support vector values for {S} vectors")
@@ -106,30 +89,20 @@ def _prepare(
         raise InvalidArgument(f"SVMClassifier: {rho_.size} rho values for {P} class pairs")
     # the one-vs-one decisions as one product: dec = kern @ pair_coef + rho
     pair_coef = np.zeros((S, P))
-    win_i = np.zeros((P, K))  # class i gets the vote when dec > 0, class j otherwise
-    win_j = np.zeros((P, K))
     for p, (i, j) in enumerate(pairs):
         si = slice(starts[i], starts[i] + vpc[i])
         sj = slice(starts[j], starts[j] + vpc[j])
         pair_coef[si, p] = coef[j - 1, si]
         pair_coef[sj, p] = coef[i, sj]
-        win_i[p, i] = 1.0
-        win_j[p, j] = 1.0
-    pi = np.array([i for i, _ in pairs], dtype=np.int64)
-    pj = np.array([j for _, j in pairs], dtype=np.int64)
-    pa = np.asarray(prob_a or [], dtype=np.float64)
-    pb = np.asarray(prob_b or [], dtype=np.float64)
+    pa = np.asarray(a["prob_a"] or [], dtype=np.float64)
+    pb = np.asarray(a["prob_b"] or [], dtype=np.float64)
     if pa.size and (pa.size != P or pb.size != P):
         raise InvalidArgument(f"SVMClassifier: prob_a/prob_b need {P} values")
-    # the compiled loops: the coupling of probabilities (worth loading numba for) and, for a few rows,
-    # the whole model in one call (numpy's per-call costs dominate there)
-    jit = jit_module() if pa.size else _perf.jit_module("onyx.ops.ml._jit", if_loaded=True)
-    if jit is not None and S:
-        gamma, coef0, degree = (float(v) for v in kernel_params_of(kernel_type, kernel_params))
-        svs = np.ascontiguousarray(sv.reshape(S, F))
-        sv2 = (svs * svs).sum(axis=1)
-        code = jit.SVM_KERNELS[kernel_type]
-        fused = (svs, sv2, code, gamma, coef0, degree, pair_coef, rho_, pi, pj, pa, pb, K)
+    model = OvoModel(
+        sv.reshape(S, F if F is not None else 0), pair_coef, rho_,
+        [i for i, _ in pairs], [j for _, j in pairs], pa, pb, K,
+        kernel_type, *kernel_params_of(kernel_type, kernel_params),
+    )  # fmt: skip
 
     def kernel_svm(X):
         x = as_2d(as_float(X)).astype(np.float64)
@@ -138,44 +111,25 @@ def _prepare(
             raise InvalidArgument(
                 f"SVMClassifier: {sv.size} support vector values for {S} vectors x {f} features"
             )
-        if jit is not None and S and 0 < N <= _JIT_ROWS:
-            idx, z = jit.svm_ovo(x, *fused)
-            if not pa.size and K == 2:
-                z = np.stack([-z[:, 0], z[:, 0]], axis=1)
-            return labels[idx], apply_post(z, post).astype(np.float32)
-        dec = mm(kern(x), pair_coef)
-        dec += rho_
-        if pa.size and jit is not None and N:
-            idx, probs = jit.ovo_probabilities(dec, pi, pj, pa, pb, K)
-            return labels[idx], apply_post(probs, post).astype(np.float32)
-        win = dec > 0
-        votes = win @ win_i + ~win @ win_j
-        # the label comes from the one-vs-one votes (as libsvm's predict), also with probabilities
-        y = labels[np.argmax(votes, axis=1)] if N else labels[:0]
-        if pa.size:
-            r = np.zeros((N, K, K))
-            q = np.clip(sigmoid_predict(dec, pa, pb), 1e-7, 1 - 1e-7)
-            r[:, pi, pj] = q
-            r[:, pj, pi] = 1 - q
-            if N <= _FEW_ROWS:
-                probs = couple_rows(r, K)
-            else:
-                probs = couple_probabilities(r, K)
-            return y, apply_post(probs, post).astype(np.float32)
-        if K == 2:
-            s = dec[:, 0]
-            return y, apply_post(np.stack([-s, s], axis=1), post).astype(np.float32)
-        return y, apply_post(dec, post).astype(np.float32)
+        if S and N <= _ONE_CALL_ROWS:
+            # a few rows: the whole model in one call (the label from the one-vs-one votes, as libsvm)
+            idx, z = svm_ovo(model, x)
+        else:
+            dec = mm(kern(x), pair_coef)
+            dec += rho_
+            idx, z = ovo_probabilities(model, dec) if pa.size and N else (votes(model, dec), dec)
+        if not pa.size and K == 2:
+            z = np.stack([-z[:, 0], z[:, 0]], axis=1)
+        return labels[idx], apply_post(z, post).astype(np.float32)
 
     return kernel_svm
 
 
-_FEW_ROWS = 12  # up to this many rows the probability coupling runs in Python floats
-#: up to this many rows a kernel SVM runs as one compiled call (more: the kernel matrix on BLAS)
-_JIT_ROWS = 16
+#: up to this many rows a kernel SVM runs as one call (more: the kernel matrix on BLAS)
+_ONE_CALL_ROWS = 16
 
 
-@op("SVMClassifier", domain="ai.onnx.ml", since=1)
+@op("SVMClassifier", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def svm_classifier_1(
     X,
     *,
@@ -191,12 +145,9 @@ def svm_classifier_1(
     support_vectors=None,
     vectors_per_class=None,
 ):
-    loc = locals()
-    del loc["X"]
-    return _prepare(**loc)(X)
-
-
-svm_classifier_1.prepare = _prepare
+    attributes = dict(locals())
+    del attributes["X"]
+    return _prepare(**attributes)(X)
 
 
 @shape_rule("SVMClassifier", domain="ai.onnx.ml")

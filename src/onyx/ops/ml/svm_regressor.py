@@ -11,18 +11,12 @@ from onyx.ops.ml._svm import kernel_function
 from onyx.ops.registry import op, shape_rule
 
 
-def _prepare(
-    *,
-    coefficients=None,
-    kernel_params=None,
-    kernel_type="LINEAR",
-    n_supports=0,
-    one_class=0,
-    post_transform="NONE",
-    rho=None,
-    support_vectors=None,
-):
-    """Support vectors and coefficients as arrays once: ``X -> scores``."""
+def _prepare(**a):
+    """Support vectors and coefficients as arrays once (every attribute, defaults included):
+    ``X -> scores``."""
+    kernel_type, kernel_params, n_supports = a["kernel_type"], a["kernel_params"], a["n_supports"]
+    one_class, post_transform, rho = a["one_class"], a["post_transform"], a["rho"]
+    coefficients, support_vectors = a["coefficients"], a["support_vectors"]
     coef = np.asarray(coefficients or [], dtype=np.float64)
     r = float(rho[0]) if rho else 0.0
     sv = np.asarray(support_vectors or [], dtype=np.float64)
@@ -56,7 +50,7 @@ def _prepare(
     return run
 
 
-@op("SVMRegressor", domain="ai.onnx.ml", since=1)
+@op("SVMRegressor", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def svm_regressor_1(
     X,
     *,
@@ -72,9 +66,6 @@ def svm_regressor_1(
     loc = locals()
     del loc["X"]
     return _prepare(**loc)(X)
-
-
-svm_regressor_1.prepare = _prepare
 
 
 @shape_rule("SVMRegressor", domain="ai.onnx.ml")

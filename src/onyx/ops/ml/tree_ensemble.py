@@ -7,7 +7,7 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops.ml._common import post_transform as apply_post
 from onyx.ops.ml._common import rows_of
-from onyx.ops.ml._tree import LEAF, MEMBER, Forest, cached
+from onyx.ops.ml._tree import LEAF, MEMBER, Forest, aggregate
 from onyx.ops.registry import op, shape_rule
 
 _AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
@@ -98,7 +98,32 @@ def _compile(a: dict) -> Forest:
     )
 
 
-@op("TreeEnsemble", domain="ai.onnx.ml", since=5)
+def _prepare(**a):
+    """The forest compiled once from every attribute (defaults included): ``X -> scores``."""
+    if a["n_targets"] is None:
+        raise InvalidArgument("TreeEnsemble: n_targets is required")
+    aggregate_function = a["aggregate_function"]
+    if not 0 <= aggregate_function < 4:
+        raise InvalidArgument(f"TreeEnsemble: aggregate_function must be 0..3, got {aggregate_function}")
+    forest = _compile(a)
+    how = _AGGREGATES[aggregate_function]
+    post = int(a["post_transform"])
+
+    def run(X):
+        X = np.asarray(X)
+        if X.dtype not in (np.float32, np.float64, np.float16):
+            raise InvalidArgument(f"TreeEnsemble: X must be float, double or float16, got {X.dtype}")
+        x = X.reshape(1, -1) if X.ndim == 1 else X.reshape(X.shape[0], -1)
+        # thresholds are compared in X's own precision
+        xs = x.astype(np.float64)
+        acc = np.float64 if X.dtype == np.float64 else np.float32
+        scores, _ = aggregate(forest, xs, how, acc)
+        return apply_post(scores, post).astype(X.dtype)
+
+    return run
+
+
+@op("TreeEnsemble", domain="ai.onnx.ml", since=5, prepare=_prepare)
 def tree_ensemble_5(
     X,
     *,
@@ -121,67 +146,7 @@ def tree_ensemble_5(
 ):
     attrs = dict(locals())
     del attrs["X"]
-    return cached("TreeEnsemble", attrs, lambda: _prepare(**attrs))(X)
-
-
-def _prepare(
-    *,
-    aggregate_function=1,
-    leaf_targetids,
-    leaf_weights,
-    membership_values=None,
-    n_targets=None,
-    nodes_falseleafs,
-    nodes_falsenodeids,
-    nodes_featureids,
-    nodes_hitrates=None,
-    nodes_missing_value_tracks_true=None,
-    nodes_modes,
-    nodes_splits,
-    nodes_trueleafs,
-    nodes_truenodeids,
-    post_transform=0,
-    tree_roots,
-):
-    """The forest compiled once: ``X -> scores``."""
-    if n_targets is None:
-        raise InvalidArgument("TreeEnsemble: n_targets is required")
-    if not 0 <= aggregate_function < 4:
-        raise InvalidArgument(f"TreeEnsemble: aggregate_function must be 0..3, got {aggregate_function}")
-    attrs = dict(
-        leaf_targetids=leaf_targetids,
-        leaf_weights=leaf_weights,
-        membership_values=membership_values,
-        n_targets=n_targets,
-        nodes_falseleafs=nodes_falseleafs,
-        nodes_falsenodeids=nodes_falsenodeids,
-        nodes_featureids=nodes_featureids,
-        nodes_missing_value_tracks_true=nodes_missing_value_tracks_true,
-        nodes_modes=nodes_modes,
-        nodes_splits=nodes_splits,
-        nodes_trueleafs=nodes_trueleafs,
-        nodes_truenodeids=nodes_truenodeids,
-        tree_roots=tree_roots,
-    )
-    forest = _compile(attrs)
-    how = _AGGREGATES[aggregate_function]
-    post = int(post_transform)
-
-    def run(X):
-        X = np.asarray(X)
-        if X.dtype not in (np.float32, np.float64, np.float16):
-            raise InvalidArgument(f"TreeEnsemble: X must be float, double or float16, got {X.dtype}")
-        x = X.reshape(1, -1) if X.ndim == 1 else X.reshape(X.shape[0], -1)
-        # thresholds are compared in X's own precision
-        xs = x.astype(np.float64)
-        acc = np.float64 if X.dtype == np.float64 else np.float32
-        scores, _ = forest.aggregate(xs, how, acc)
-        return apply_post(scores, post).astype(X.dtype)
-
-    return run
-
-
-tree_ensemble_5.prepare = _prepare
+    return _prepare(**attrs)(X)  # a session compiles the forest once, in _prepare
 
 
 @shape_rule("TreeEnsemble", domain="ai.onnx.ml")

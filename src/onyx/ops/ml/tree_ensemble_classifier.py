@@ -23,13 +23,8 @@ from onyx.ops.ml._common import (
     rows_of,
 )
 from onyx.ops.ml._common import post_transform as apply_post
-from onyx.ops.ml._tree import cached, compile_legacy, prepare_x
-from onyx.ops.ml.tree_ensemble_regressor import _acc_dtype
-from onyx.ops.registry import op, shape_rule
-
-
-def _pick(a, a_tensor):
-    return np.asarray(a_tensor).reshape(-1) if a_tensor is not None else a
+from onyx.ops.ml._tree import accumulation_dtype, aggregate, compile_legacy, pick, prepare_x, register_legacy
+from onyx.ops.registry import shape_rule
 
 
 def classify(
@@ -100,9 +95,9 @@ def classify(
 
 def _make(attrs: dict):
     """The forest compiled once and the rest of the attributes resolved: ``X -> (labels, scores)``."""
-    values = _pick(attrs["nodes_values"], attrs.get("nodes_values_as_tensor"))
-    weights = _pick(attrs["class_weights"], attrs.get("class_weights_as_tensor"))
-    base = _pick(attrs["base_values"], attrs.get("base_values_as_tensor"))
+    values = pick(attrs, "nodes_values")
+    weights = pick(attrs, "class_weights")
+    base = pick(attrs, "base_values")
     labels, is_str = labels_of(
         attrs["classlabels_int64s"], attrs["classlabels_strings"], "TreeEnsembleClassifier"
     )
@@ -128,7 +123,7 @@ def _make(attrs: dict):
     binary_case = K == 2 and len(np.unique(ids)) == 1
     all_positive = bool(np.all(w >= 0))
     post = attrs["post_transform"]
-    wide = _acc_dtype(np.zeros(0, np.float32), attrs) == np.float64
+    wide = accumulation_dtype(np.zeros(0, np.float32), attrs) == np.float64
     nbase = 0 if base is None else len(base)
     # the usual binary model (one score per leaf, all for class 0, at most one base value): every
     # row's class-1 score is synthesised from its class-0 score; see classify
@@ -141,7 +136,7 @@ def _make(attrs: dict):
 
     def run(X):
         acc = np.float64 if wide or np.asarray(X).dtype == np.float64 else np.float32
-        scores, has = forest.aggregate(prepare_x(X), "SUM", acc)
+        scores, has = aggregate(forest, prepare_x(X), "SUM", acc)
         if not one_score:
             return classify(scores, has, labels, is_str, base, post, binary_case, all_positive)
         s = scores[:, 0]
@@ -167,103 +162,9 @@ def _make(attrs: dict):
     return run
 
 
-def _classify(X, attrs: dict):
-    return cached("TreeEnsembleClassifier", attrs, lambda: _make(attrs))(X)
-
-
-_IGNORED = ("nodes_hitrates", "nodes_hitrates_as_tensor")
-
-
-def _prepare(**attrs):
-    for k in _IGNORED:
-        attrs.pop(k, None)
-    return _make(attrs)
-
-
-_COMMON = (
-    "base_values",
-    "class_ids",
-    "class_nodeids",
-    "class_treeids",
-    "class_weights",
-    "classlabels_int64s",
-    "classlabels_strings",
-    "nodes_falsenodeids",
-    "nodes_featureids",
-    "nodes_missing_value_tracks_true",
-    "nodes_modes",
-    "nodes_nodeids",
-    "nodes_treeids",
-    "nodes_truenodeids",
-    "nodes_values",
-    "post_transform",
+register_legacy(
+    "TreeEnsembleClassifier", _make, "class", {"classlabels_int64s": None, "classlabels_strings": None}
 )
-
-
-@op("TreeEnsembleClassifier", domain="ai.onnx.ml", since=1, until=3)
-def tree_ensemble_classifier_1(
-    X,
-    *,
-    base_values=None,
-    class_ids=None,
-    class_nodeids=None,
-    class_treeids=None,
-    class_weights=None,
-    classlabels_int64s=None,
-    classlabels_strings=None,
-    nodes_falsenodeids=None,
-    nodes_featureids=None,
-    nodes_hitrates=None,
-    nodes_missing_value_tracks_true=None,
-    nodes_modes=None,
-    nodes_nodeids=None,
-    nodes_treeids=None,
-    nodes_truenodeids=None,
-    nodes_values=None,
-    post_transform="NONE",
-):
-    loc = locals()
-    return _classify(X, {k: loc[k] for k in _COMMON})
-
-
-@op("TreeEnsembleClassifier", domain="ai.onnx.ml", since=3)
-def tree_ensemble_classifier_3(
-    X,
-    *,
-    base_values=None,
-    base_values_as_tensor=None,
-    class_ids=None,
-    class_nodeids=None,
-    class_treeids=None,
-    class_weights=None,
-    class_weights_as_tensor=None,
-    classlabels_int64s=None,
-    classlabels_strings=None,
-    nodes_falsenodeids=None,
-    nodes_featureids=None,
-    nodes_hitrates=None,
-    nodes_hitrates_as_tensor=None,
-    nodes_missing_value_tracks_true=None,
-    nodes_modes=None,
-    nodes_nodeids=None,
-    nodes_treeids=None,
-    nodes_truenodeids=None,
-    nodes_values=None,
-    nodes_values_as_tensor=None,
-    post_transform="NONE",
-):
-    loc = locals()
-    attrs = {k: loc[k] for k in _COMMON}
-    attrs.update(
-        base_values_as_tensor=base_values_as_tensor,
-        class_weights_as_tensor=class_weights_as_tensor,
-        nodes_values_as_tensor=nodes_values_as_tensor,
-    )
-    return _classify(X, attrs)
-
-
-tree_ensemble_classifier_1.prepare = _prepare
-tree_ensemble_classifier_3.prepare = _prepare
 
 
 @shape_rule("TreeEnsembleClassifier", domain="ai.onnx.ml")

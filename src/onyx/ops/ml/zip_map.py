@@ -30,12 +30,9 @@ def _prepare(*, classlabels_int64s=None, classlabels_strings=None):
     return run
 
 
-@op("ZipMap", domain="ai.onnx.ml", since=1)
+@op("ZipMap", domain="ai.onnx.ml", since=1, prepare=_prepare)
 def zip_map_1(X, *, classlabels_int64s=None, classlabels_strings=None):
     return _prepare(classlabels_int64s=classlabels_int64s, classlabels_strings=classlabels_strings)(X)
-
-
-zip_map_1.prepare = _prepare
 
 
 @shape_rule("ZipMap", domain="ai.onnx.ml")

@@ -10,9 +10,6 @@ import numpy as np
 from onyx.errors import InvalidArgument
 from onyx.ops._derived import derived
 
-#: activation codes of the compiled convolution loops (onyx.ops.nn._jit; others are applied in numpy)
-JIT_ACTIVATIONS = {"": 0, "Relu": 1, "Clip": 2, "LeakyRelu": 3}
-
 _F32 = np.dtype(np.float32)
 
 

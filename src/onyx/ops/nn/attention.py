@@ -11,6 +11,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ir.dtypes import LazyDtypeSet, ml_dtype
+from onyx.ops.activation._softmax import masked_softmax_
 from onyx.ops.nn._common import compute_dtype
 from onyx.ops.nn._shapes import attention_rule
 from onyx.ops.registry import op, shape_rule
@@ -37,6 +38,7 @@ def _split_heads(x, heads, name):
     return x.reshape(b, s, heads, h // heads).transpose(0, 2, 1, 3)
 
 
+@op("Attention", since=25)
 def attention(
     Q,
     K,
@@ -55,8 +57,10 @@ def attention(
     softmax_precision=None,
     left_window_size=-1,
     right_window_size=-1,
-    num_outputs=1,
+    _num_outputs=1,
 ):
+    """Attention, opset 25 on, and the computation of the earlier versions, whose kernels below pass
+    their arguments on as they are (``**locals()``: inputs, attributes, the registry's ``_num_outputs``)."""
     out_dtype = Q.dtype
     # bfloat16 follows the spec's function body op by op (each step rounded to bfloat16); other
     # low-precision types compute in float32
@@ -101,14 +105,14 @@ def attention(
     scores = np.matmul(qg, kc.transpose(0, 1, 3, 2)).astype(ct, copy=False).reshape(b, hq, sq, t)
     qk_out = None
     mode = int(qk_matmul_output_mode)
-    if mode == 0 and num_outputs > 3:
+    if mode == 0 and _num_outputs > 3:
         qk_out = scores.copy()
     if softcap and softcap > 0:
         cap = ct.type(softcap)
         scores /= cap
         np.tanh(scores, out=scores)
         scores *= cap
-    if mode == 1 and num_outputs > 3:
+    if mode == 1 and _num_outputs > 3:
         qk_out = scores.copy()
     bias = _bias(
         attn_mask,
@@ -133,18 +137,12 @@ def attention(
                 f"Attention: attn_mask of shape {np.shape(attn_mask)} does not broadcast to {scores.shape}"
             )
         scores += bias
-    if mode == 2 and num_outputs > 3:
+    if mode == 2 and _num_outputs > 3:
         qk_out = scores.copy()
     if sm_dt is not None and sm_dt != scores.dtype:
         scores = scores.astype(sm_dt)
-    m = scores.max(axis=-1, keepdims=True)
-    m[~np.isfinite(m)] = 0
-    scores -= m
-    np.exp(scores, out=scores)
-    s = scores.sum(axis=-1, keepdims=True)
-    s[s == 0] = 1
-    scores /= s
-    if mode == 3 and num_outputs > 3:
+    masked_softmax_(scores)
+    if mode == 3 and _num_outputs > 3:
         qk_out = scores
     probs = scores.astype(ct, copy=False)
     y = np.matmul(probs.reshape(b, hkv, g * sq, t), vc).astype(ct, copy=False).reshape(b, hq, sq, dv)
@@ -152,9 +150,9 @@ def attention(
         y = y.transpose(0, 2, 1, 3).reshape(b, sq, hq * dv)
     y = y.astype(out_dtype, copy=False)
     outs = [y, present_k, present_v]
-    if num_outputs > 3:
+    if _num_outputs > 3:
         outs.append(qk_out.astype(out_dtype, copy=False) if qk_out is not None else None)
-    return tuple(outs[:num_outputs]) if num_outputs > 1 else y
+    return tuple(outs[:_num_outputs]) if _num_outputs > 1 else y
 
 
 def _bias(mask, b, hq, sq, t, past_len, nonpad, is_causal, left, right, ct):
@@ -218,22 +216,7 @@ def attention_23(
     softmax_precision=None,
     _num_outputs=1,
 ):
-    return attention(
-        Q,
-        K,
-        V,
-        attn_mask,
-        past_key,
-        past_value,
-        is_causal=is_causal,
-        kv_num_heads=kv_num_heads,
-        q_num_heads=q_num_heads,
-        qk_matmul_output_mode=qk_matmul_output_mode,
-        scale=scale,
-        softcap=softcap,
-        softmax_precision=softmax_precision,
-        num_outputs=_num_outputs,
-    )
+    return attention(**locals())
 
 
 @op("Attention", since=24, until=25)
@@ -255,65 +238,7 @@ def attention_24(
     softmax_precision=None,
     _num_outputs=1,
 ):
-    return attention(
-        Q,
-        K,
-        V,
-        attn_mask,
-        past_key,
-        past_value,
-        nonpad_kv_seqlen,
-        is_causal=is_causal,
-        kv_num_heads=kv_num_heads,
-        q_num_heads=q_num_heads,
-        qk_matmul_output_mode=qk_matmul_output_mode,
-        scale=scale,
-        softcap=softcap,
-        softmax_precision=softmax_precision,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("Attention", since=25)
-def attention_25(
-    Q,
-    K,
-    V,
-    attn_mask=None,
-    past_key=None,
-    past_value=None,
-    nonpad_kv_seqlen=None,
-    *,
-    is_causal=0,
-    kv_num_heads=None,
-    left_window_size=-1,
-    q_num_heads=None,
-    qk_matmul_output_mode=0,
-    right_window_size=-1,
-    scale=None,
-    softcap=0.0,
-    softmax_precision=None,
-    _num_outputs=1,
-):
-    return attention(
-        Q,
-        K,
-        V,
-        attn_mask,
-        past_key,
-        past_value,
-        nonpad_kv_seqlen,
-        is_causal=is_causal,
-        kv_num_heads=kv_num_heads,
-        q_num_heads=q_num_heads,
-        qk_matmul_output_mode=qk_matmul_output_mode,
-        scale=scale,
-        softcap=softcap,
-        softmax_precision=softmax_precision,
-        left_window_size=left_window_size,
-        right_window_size=right_window_size,
-        num_outputs=_num_outputs,
-    )
+    return attention(**locals())
 
 
 shape_rule("Attention")(attention_rule)

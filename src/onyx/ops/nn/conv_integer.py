@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.nn._conv_attrs import conv_kwargs, with_conv_attributes
 from onyx.ops.nn._shapes import conv_integer_rule
 from onyx.ops.nn.conv import conv_forward
 from onyx.ops.registry import op, shape_rule
@@ -26,18 +27,13 @@ def centered(x, zp, axis_len=None, what="x"):
 
 
 @op("ConvInteger", since=10)
+@with_conv_attributes
 def conv_integer(
     x,
     w,
     x_zero_point=None,
     w_zero_point=None,
-    *,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
+    **conv,
 ):
     if x_zero_point is not None and np.asarray(x_zero_point).size != 1:
         raise InvalidArgument(
@@ -45,18 +41,7 @@ def conv_integer(
         )
     xf = centered(x, x_zero_point, what="x")
     wf = centered(w, w_zero_point, w.shape[0], what="w")
-    y = conv_forward(
-        xf,
-        wf,
-        None,
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
-    return y.astype(np.int32)
+    return conv_forward(xf, wf, None, **conv_kwargs(conv)).astype(np.int32)
 
 
 shape_rule("ConvInteger")(conv_integer_rule)

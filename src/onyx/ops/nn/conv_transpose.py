@@ -6,6 +6,7 @@ import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.ops.nn._common import as_compute_weight, as_ints, back, check_rank, compute_dtype, norm_auto_pad
+from onyx.ops.nn._conv_attrs import ConvAttributes, with_conv_attributes
 from onyx.ops.nn._shapes import conv_transpose_rule
 from onyx.ops.registry import op, shape_rule
 
@@ -49,20 +50,17 @@ _COLS_BYTES = 64 << 20  # largest column buffer before the GEMM is split over bl
 
 
 @op("ConvTranspose", since=1)
+@with_conv_attributes
 def conv_transpose(
     X,
     W,
     B=None,
     *,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
     output_padding=None,
     output_shape=None,
-    pads=None,
-    strides=None,
+    **conv,
 ):
+    auto_pad, dilations, group, kernel_shape, pads, strides = ConvAttributes(**conv)
     check_rank(X, 3, "ConvTranspose X")
     dtype = X.dtype
     ct = compute_dtype(dtype)

@@ -23,27 +23,27 @@ def _inference(data, num_outputs, mask_dtype):
     return data
 
 
-@op("Dropout", since=1, until=6)
+@op("Dropout", since=1, until=6, pure=False)
 def dropout_1(data, *, consumed_inputs=None, is_test=0, ratio=0.5, _num_outputs=1):
     return _inference(data, _num_outputs, data.dtype)
 
 
-@op("Dropout", since=6, until=7)
+@op("Dropout", since=6, until=7, pure=False)
 def dropout_6(data, *, is_test=0, ratio=0.5, _num_outputs=1):
     return _inference(data, _num_outputs, data.dtype)
 
 
-@op("Dropout", since=7, until=10)
+@op("Dropout", since=7, until=10, pure=False)
 def dropout_7(data, *, ratio=0.5, _num_outputs=1):
     return _inference(data, _num_outputs, data.dtype)
 
 
-@op("Dropout", since=10, until=12)
+@op("Dropout", since=10, until=12, pure=False)
 def dropout_10(data, *, ratio=0.5, _num_outputs=1):
     return _inference(data, _num_outputs, np.bool_)
 
 
-@op("Dropout", since=12)
+@op("Dropout", since=12, pure=False)
 def dropout_12(data, ratio=None, training_mode=None, *, seed=None, _num_outputs=1, _ctx=None):
     training = training_mode is not None and bool(np.asarray(training_mode).reshape(()))
     r = 0.5 if ratio is None else float(np.asarray(ratio, dtype=np.float64).reshape(()))

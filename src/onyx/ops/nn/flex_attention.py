@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.activation._softmax import masked_softmax_
 from onyx.ops.nn._shapes import flex_attention_rule
 from onyx.ops.registry import op, shape_rule
 
@@ -40,13 +41,7 @@ def flex_attention(Q, K, V, *, prob_mod=None, scale=None, score_mod=None, softma
     s *= ct.type(sc)
     if score_mod is not None:
         s = np.array(_apply(score_mod, s, "score_mod"), dtype=ct, copy=True)
-    m = s.max(axis=-1, keepdims=True)
-    m[~np.isfinite(m)] = 0
-    s -= m
-    np.exp(s, out=s)
-    tot = s.sum(axis=-1, keepdims=True)
-    tot[tot == 0] = 1
-    s /= tot
+    masked_softmax_(s)
     if prob_mod is not None:
         s = _apply(prob_mod, s, "prob_mod")
     y = np.matmul(s.reshape(b, hkv, g * sq, t), v).reshape(b, hq, sq, V.shape[3])

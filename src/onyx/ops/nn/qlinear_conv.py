@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.nn._conv_attrs import conv_kwargs, with_conv_attributes
 from onyx.ops.nn._shapes import qlinear_conv_rule
 from onyx.ops.nn.conv import conv_forward
 from onyx.ops.nn.conv_integer import centered
@@ -12,6 +13,7 @@ from onyx.ops.registry import op, shape_rule
 
 
 @op("QLinearConv", since=10)
+@with_conv_attributes
 def qlinear_conv(
     x,
     x_scale,
@@ -22,28 +24,12 @@ def qlinear_conv(
     y_scale,
     y_zero_point,
     B=None,
-    *,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
+    **conv,
 ):
     m = w.shape[0]
     xf = centered(x, x_zero_point, what="x")
     wf = centered(w, w_zero_point, m, what="w")
-    acc = conv_forward(
-        xf,
-        wf,
-        None if B is None else B.astype(np.float64),
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
+    acc = conv_forward(xf, wf, None if B is None else B.astype(np.float64), **conv_kwargs(conv))
     ws = np.asarray(w_scale, dtype=np.float64)
     if ws.size != 1 and ws.shape != (m,):
         raise InvalidArgument(f"QLinearConv: w_scale of shape {ws.shape}, expected a scalar or ({m},)")

@@ -39,6 +39,14 @@ ALWAYS_SATURATE = {
 HAS_INF = {np.dtype(ml_dtypes.float8_e5m2)}
 
 
+def scalar_scale(scale, what: str) -> np.ndarray:
+    """``scale`` as an array, which must hold one value (opset 10 had no per-axis quantization)."""
+    s = np.asarray(scale)
+    if s.size != 1:
+        raise InvalidArgument(f"{what} must be a scalar, got shape {s.shape}")
+    return s
+
+
 def dtype_from_attr(code: int, what: str) -> np.dtype:
     try:
         return to_numpy(int(code))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.quant._common import FLOAT_OUTPUTS, broadcast_param, dtype_from_attr
+from onyx.ops.quant._common import FLOAT_OUTPUTS, broadcast_param, dtype_from_attr, scalar_scale
 from onyx.ops.registry import op, shape_rule
 
 
-def _dequantize(x, x_scale, x_zero_point, *, axis=1, block_size=0, output_dtype=0):
+def _dequantize(x, x_scale, x_zero_point, axis=1, block_size=0, output_dtype=0):
     x = np.asarray(x)
     x_scale = np.asarray(x_scale)
     if output_dtype:
@@ -43,24 +43,22 @@ def _dequantize(x, x_scale, x_zero_point, *, axis=1, block_size=0, output_dtype=
 
 @op("DequantizeLinear", since=10, until=13)
 def dequantize_linear_10(x, x_scale, x_zero_point=None):
-    if np.asarray(x_scale).size != 1:
-        raise InvalidArgument(f"DequantizeLinear-10: x_scale must be a scalar, got shape {np.shape(x_scale)}")
-    return _dequantize(x, x_scale, x_zero_point)
+    return _dequantize(x, scalar_scale(x_scale, "DequantizeLinear-10: x_scale"), x_zero_point)
 
 
 @op("DequantizeLinear", since=13, until=21)
 def dequantize_linear_13(x, x_scale, x_zero_point=None, *, axis=1):
-    return _dequantize(x, x_scale, x_zero_point, axis=axis)
+    return _dequantize(x, x_scale, x_zero_point, axis)
 
 
 @op("DequantizeLinear", since=21, until=23)
 def dequantize_linear_21(x, x_scale, x_zero_point=None, *, axis=1, block_size=0):
-    return _dequantize(x, x_scale, x_zero_point, axis=axis, block_size=block_size)
+    return _dequantize(x, x_scale, x_zero_point, axis, block_size)
 
 
 @op("DequantizeLinear", since=23)
 def dequantize_linear_23(x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=0):
-    return _dequantize(x, x_scale, x_zero_point, axis=axis, block_size=block_size, output_dtype=output_dtype)
+    return _dequantize(x, x_scale, x_zero_point, axis, block_size, output_dtype)
 
 
 @shape_rule("DequantizeLinear")

@@ -6,13 +6,13 @@ import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
-from onyx.ops.quant._common import broadcast_param, dtype_from_attr, saturate_cast
+from onyx.ops.quant._common import broadcast_param, dtype_from_attr, saturate_cast, scalar_scale
 from onyx.ops.registry import op, shape_rule
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
-def _quantize(x, y_scale, y_zero_point, *, axis=1, block_size=0, saturate=1, output_dtype=0, precision=0):
+def _quantize(x, y_scale, y_zero_point, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
     x = np.asarray(x)
     y_scale = np.asarray(y_scale)
     if output_dtype:
@@ -50,48 +50,29 @@ def _quantize(x, y_scale, y_zero_point, *, axis=1, block_size=0, saturate=1, out
 
 @op("QuantizeLinear", since=10, until=13)
 def quantize_linear_10(x, y_scale, y_zero_point=None):
-    if np.asarray(y_scale).size != 1:
-        raise InvalidArgument(f"QuantizeLinear-10: y_scale must be a scalar, got shape {np.shape(y_scale)}")
-    return _quantize(x, y_scale, y_zero_point)
+    return _quantize(x, scalar_scale(y_scale, "QuantizeLinear-10: y_scale"), y_zero_point)
 
 
 @op("QuantizeLinear", since=13, until=19)
 def quantize_linear_13(x, y_scale, y_zero_point=None, *, axis=1):
-    return _quantize(x, y_scale, y_zero_point, axis=axis)
+    return _quantize(x, y_scale, y_zero_point, axis)
 
 
 @op("QuantizeLinear", since=19, until=21)
 def quantize_linear_19(x, y_scale, y_zero_point=None, *, axis=1, saturate=1):
-    return _quantize(x, y_scale, y_zero_point, axis=axis, saturate=saturate)
+    return _quantize(x, y_scale, y_zero_point, axis, saturate=saturate)
 
 
 @op("QuantizeLinear", since=21, until=23)
 def quantize_linear_21(x, y_scale, y_zero_point=None, *, axis=1, block_size=0, output_dtype=0, saturate=1):
-    return _quantize(
-        x,
-        y_scale,
-        y_zero_point,
-        axis=axis,
-        block_size=block_size,
-        saturate=saturate,
-        output_dtype=output_dtype,
-    )
+    return _quantize(x, y_scale, y_zero_point, axis, block_size, output_dtype, saturate)
 
 
 @op("QuantizeLinear", since=23)
 def quantize_linear_23(
     x, y_scale, y_zero_point=None, *, axis=1, block_size=0, output_dtype=0, precision=0, saturate=1
 ):
-    return _quantize(
-        x,
-        y_scale,
-        y_zero_point,
-        axis=axis,
-        block_size=block_size,
-        saturate=saturate,
-        output_dtype=output_dtype,
-        precision=precision,
-    )
+    return _quantize(x, y_scale, y_zero_point, axis, block_size, output_dtype, saturate, precision)
 
 
 @shape_rule("QuantizeLinear")

@@ -44,6 +44,24 @@ def _is_ml_float(dt: np.dtype) -> bool:
         return False
 
 
+def scaled_samples(draw, shape: tuple[int, ...], dt: np.dtype, scale: float, shift: float) -> np.ndarray:
+    """``draw(shape, dtype=...) * scale + shift``, drawn and computed in float64 for a float64 output and
+    in float32 for every other type (the multiply and add are skipped when they change nothing)."""
+    work = np.float64 if dt == np.float64 else np.float32
+    out = draw(shape, dtype=work)
+    if scale != 1.0:
+        out *= work(scale)
+    if shift != 0.0:
+        out += work(shift)
+    return out
+
+
+def like(input: Any, dtype: int | None, op_name: str) -> tuple[tuple[int, ...], np.dtype]:  # noqa: A002
+    """The shape of a ``...Like`` op's input and the output type: ``dtype`` or else the input's."""
+    x = np.asarray(input)
+    return x.shape, float_dtype(dtype, x.dtype, op_name)
+
+
 def cast(values: np.ndarray, dt: np.dtype) -> Any:
     """float64/float32 samples in the requested type (float32 is computed without a float64 pass)."""
     return values if values.dtype == dt else values.astype(dt)
@@ -54,3 +72,14 @@ def shape_of(shape: Any, op_name: str) -> tuple[int, ...]:
     if any(d < 0 for d in dims):
         raise InvalidArgument(f"{op_name}: shape {list(dims)} has a negative dimension")
     return dims
+
+
+def shape_attr_rule(ctx) -> None:
+    """RandomNormal, RandomUniform: the ``shape`` attribute, of ``dtype`` (default float)."""
+    ctx.set_output(0, int(ctx.attr("dtype", 1)), [int(d) for d in ctx.attr("shape")])
+
+
+def like_shape_rule(ctx) -> None:
+    """RandomNormalLike, RandomUniformLike: the input's shape, of ``dtype`` (default: the input's type)."""
+    dtype = ctx.attr("dtype")
+    ctx.set_output(0, int(dtype) if dtype is not None else ctx.input_elem(0), ctx.input_shape(0))

@@ -10,7 +10,7 @@ from onyx.ops.random._common import generator
 from onyx.ops.registry import op, shape_rule
 
 
-@op("Bernoulli", since=15)
+@op("Bernoulli", since=15, pure=False)
 def bernoulli(input, *, dtype=None, seed=None, _ctx=None):  # noqa: A002
     # Version 22 only adds bfloat16.
     p = np.asarray(input)

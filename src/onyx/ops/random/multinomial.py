@@ -10,7 +10,7 @@ from onyx.ops.random._common import generator
 from onyx.ops.registry import op, shape_rule
 
 
-@op("Multinomial", since=7)
+@op("Multinomial", since=7, pure=False)
 def multinomial(input, *, dtype=6, sample_size=1, seed=None, _ctx=None):  # noqa: A002
     # Version 22 only adds bfloat16 inputs.
     logits = np.asarray(input)

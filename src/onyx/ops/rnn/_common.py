@@ -9,12 +9,15 @@ time loop stays batched.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.kernels import rnn as kernels
+from onyx.ops._versions import register_versions
+from onyx.ops.registry import shape_rule
 
 # name -> (uses alpha, uses beta, default alpha, default beta)
 _ACTIVATION_PARAMS: dict[str, tuple[bool, bool, float, float]] = {
@@ -68,7 +71,7 @@ def _make_activation(name: str, alpha: float, beta: float) -> Callable[[np.ndarr
     raise InvalidArgument(f"unknown recurrent activation function {name!r}")
 
 
-def activations(
+def activation_functions(
     names: list[str] | None,
     alphas: list[float] | None,
     betas: list[float] | None,
@@ -213,14 +216,12 @@ class Prepared:
         return y[self.rev_index, np.arange(self.B)[None, :]]
 
     def input_projection(self, d: int, bias: np.ndarray | None, threads: int = 1) -> np.ndarray:
-        """X @ W[d]^T (+ bias) for all time steps at once: (T, B, G*H); split over ``threads`` of
-        onyx's threads when BLAS runs single-threaded and the product is big enough."""
-        from onyx.runtime.threads import matmul
-
+        """X @ W[d]^T (+ bias) for all time steps at once: (T, B, G*H); split over ``threads`` threads
+        (0: the session default) when BLAS runs single-threaded and the product is big enough."""
         T, B = self.T, self.B
         w_t = self.W[d].T
         xw = np.empty((T * B, w_t.shape[1]), dtype=self.dtype)
-        matmul(self.X.reshape(T * B, -1), w_t, xw, threads)
+        kernels.input_projection(self.X.reshape(T * B, -1), w_t, xw, threads=threads)
         if bias is not None:
             xw += bias
         return xw.reshape(T, B, -1)
@@ -230,12 +231,10 @@ class Prepared:
         product X @ [W[0]; W[1]]^T: one GEMM twice as wide instead of two."""
         if self.D == 1:
             return [self.direction_input(self.input_projection(0, biases[0], threads), 0)]
-        from onyx.runtime.threads import matmul
-
         T, B = self.T, self.B
         w_t = self.W.reshape(-1, self.W.shape[-1]).T  # (I, D*G*H), a view
         xw = np.empty((T * B, w_t.shape[1]), dtype=self.dtype)
-        matmul(self.X.reshape(T * B, -1), w_t, xw, threads)
+        kernels.input_projection(self.X.reshape(T * B, -1), w_t, xw, threads=threads)
         xw += np.concatenate(biases)
         width = w_t.shape[1] // self.D
         return [
@@ -257,51 +256,17 @@ class Prepared:
         return tuple(outs[:n]) if n > 1 else outs[0]
 
 
-@contextmanager
-def single_threaded_blas():
-    """BLAS on one thread for the duration: a recurrent kernel's GEMMs are small (one time step) or
-    split over onyx's own threads (the input projection), and BLAS's thread barriers cost more than
-    they save on these sizes, far more on a busy machine. The previous count is restored."""
-    from onyx.runtime.threads import get_blas_threads, set_blas_threads
-
-    try:
-        before = get_blas_threads()
-    except Exception:  # noqa: BLE001 - no readable BLAS: leave it alone
-        before = None
-    if before is not None and before != 1:
-        set_blas_threads(1)
-    try:
-        yield
-    finally:
-        if before is not None and before != 1:
-            set_blas_threads(before)
-
-
 def run_directions(run_direction, p: Prepared, threads: int) -> None:
-    """``run_direction(d)`` for every direction: the two directions of a bidirectional layer are
-    independent, and run on two of onyx's intra-op threads when the session allows more than one."""
-    from onyx.runtime.threads import parallel_for
-
-    # time steps of small batches are many short numpy calls that hold the GIL: two threads only take
-    # turns (measured slower than one), so small steps run the directions one after the other. From
-    # ~1 MB of R per direction (hidden 256 for LSTM), each step's R product (which releases the GIL)
-    # outweighs them, and each direction's R stays in its own core's cache: 7.2 -> 6.0 ms at hidden
-    # 256, 36 -> 21 ms at 512, but 4.2 -> 5.8 ms at 128 (bidirectional, batch 1, 64 steps)
-    big = p.B * p.H >= PARALLEL_STEP or p.B * p.R[0].size >= PARALLEL_STEP_MACS
-    parallel_for(run_direction, p.D, threads if p.D > 1 and big else 1)
+    """``run_direction(d)`` for every direction, the two directions of a bidirectional layer on two
+    threads where that pays (onyx.kernels.rnn.run_directions decides)."""
+    kernels.run_directions(
+        run_direction, p.D, rows=p.B, hidden=p.H, step_macs=p.B * p.R[0].size, threads=threads
+    )
 
 
-#: batch x hidden from which the two directions of a layer run on two threads
-PARALLEL_STEP = 1 << 14
-#: ... or multiply-adds of one step's R product
-PARALLEL_STEP_MACS = 1 << 18
-
-
-def kernel_threads(ctx) -> int:
-    """The intra-op thread count of the session (1 inside a pool worker)."""
-    from onyx.runtime.threads import intra_op_threads
-
-    return intra_op_threads(ctx)
+def session_threads(ctx) -> int:
+    """The session's ``intra_op_num_threads`` (0: the default) for the kernels."""
+    return ctx.intra_op_num_threads if ctx is not None else 0
 
 
 def split_bias(B, D: int, gates: int, H: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -369,3 +334,46 @@ def recurrent_shape_rule(gates: int, num_states: int):
             ctx.set_output(1 + k, elem, state)
 
     return rule
+
+
+#: the attributes every version of RNN, GRU and LSTM has, with the spec's defaults
+COMMON_ATTRIBUTES: dict[str, Any] = {
+    "activation_alpha": None,
+    "activation_beta": None,
+    "activations": None,
+    "clip": None,
+    "direction": "forward",
+    "hidden_size": None,
+}
+#: (since, until, attributes added, attributes removed): output_sequence until version 7, layout from 14
+VERSIONS: tuple = ((1, 7, {"output_sequence": 0}, ()), (7, 14, {}, ()), (14, None, {"layout": 0}, ()))
+
+
+def register_recurrent(
+    op_type: str,
+    core: Callable[..., Any],
+    *,
+    inputs: Sequence[str],
+    attributes: Mapping[str, Any],
+    versions: Sequence[tuple] = VERSIONS,
+    num_outputs: int,
+    wants_ctx: bool = False,
+    gates: int,
+    num_states: int,
+) -> None:
+    """Register ``core(X, W, R, *optional inputs, **attributes, _num_outputs[, _ctx])`` for every
+    version of a recurrent operator (attributes beyond COMMON_ATTRIBUTES; ``versions`` as VERSIONS),
+    and its shape rule."""
+    specials: dict[str, Any] = {"_num_outputs": num_outputs}
+    if wants_ctx:
+        specials["_ctx"] = None
+    register_versions(
+        op_type,
+        core,
+        inputs=("X", "W", "R", *inputs),
+        required_inputs=3,
+        attributes={**COMMON_ATTRIBUTES, **attributes},
+        versions=versions,
+        specials=specials,
+    )
+    shape_rule(op_type)(recurrent_shape_rule(gates=gates, num_states=num_states))

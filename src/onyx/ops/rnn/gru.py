@@ -4,30 +4,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op, shape_rule
-from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
+from onyx.ops.rnn._common import VERSIONS, Prepared, activation_functions, register_recurrent, split_bias
 
 
 def _gru(
     X,
     W,
     R,
-    B,
-    sequence_lens,
-    initial_h,
+    B=None,
+    sequence_lens=None,
+    initial_h=None,
     *,
     activation_alpha,
     activation_beta,
-    acts,
+    activations,
     clip,
     direction,
     hidden_size,
-    layout,
-    linear_before_reset,
-    num_outputs,
+    layout=0,
+    linear_before_reset=0,
+    output_sequence=0,
+    _num_outputs,
 ):
     p = Prepared("GRU", X, W, R, sequence_lens, [initial_h], hidden_size, direction, layout, gates=3)
-    fns = activations(acts, activation_alpha, activation_beta, ["Sigmoid", "Tanh"], p.D)
+    fns = activation_functions(activations, activation_alpha, activation_beta, ["Sigmoid", "Tanh"], p.D)
     Wb, Rb = split_bias(B, p.D, 3, p.H, p.dtype)
     T, Bn, H = p.T, p.B, p.H
     H2 = 2 * H
@@ -80,157 +80,21 @@ def _gru(
             h = hn
         Y[:, d] = p.place_output(y, d)
         finals.append(h)
-    return p.finish(Y, [np.stack(finals)], num_outputs)
+    return p.finish(Y, [np.stack(finals)], _num_outputs)
 
 
-@op("GRU", since=1, until=3)
-def gru_1(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="foward",
-    hidden_size=None,
-    output_sequence=0,
-    _num_outputs=2,
-):
-    return _gru(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=0,
-        linear_before_reset=0,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("GRU", since=3, until=7)
-def gru_3(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    linear_before_reset=0,
-    output_sequence=0,
-    _num_outputs=2,
-):
-    return _gru(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=0,
-        linear_before_reset=linear_before_reset,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("GRU", since=7, until=14)
-def gru_7(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    linear_before_reset=0,
-    _num_outputs=2,
-):
-    return _gru(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=0,
-        linear_before_reset=linear_before_reset,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("GRU", since=14)
-def gru_14(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    layout=0,
-    linear_before_reset=0,
-    _num_outputs=2,
-):
-    return _gru(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=layout,
-        linear_before_reset=linear_before_reset,
-        num_outputs=_num_outputs,
-    )
-
-
-shape_rule("GRU")(recurrent_shape_rule(gates=3, num_states=1))
+register_recurrent(
+    "GRU",
+    _gru,
+    inputs=("B", "sequence_lens", "initial_h"),
+    attributes={"linear_before_reset": 0},
+    # GRU-1 spells its default direction "foward" and has no linear_before_reset; 3 added it
+    versions=(
+        (1, 3, {"direction": "foward", "output_sequence": 0}, ("linear_before_reset",)),
+        (3, 7, {"output_sequence": 0}, ()),
+        *VERSIONS[1:],
+    ),
+    num_outputs=2,
+    gates=3,
+    num_states=1,
+)

@@ -4,29 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from onyx.ops.registry import op, shape_rule
-from onyx.ops.rnn._common import Prepared, activations, recurrent_shape_rule, split_bias
+from onyx.ops.rnn._common import Prepared, activation_functions, register_recurrent, split_bias
 
 
 def _rnn(
     X,
     W,
     R,
-    B,
-    sequence_lens,
-    initial_h,
+    B=None,
+    sequence_lens=None,
+    initial_h=None,
     *,
     activation_alpha,
     activation_beta,
-    acts,
+    activations,
     clip,
     direction,
     hidden_size,
-    layout,
-    num_outputs,
+    layout=0,
+    output_sequence=0,
+    _num_outputs,
 ):
     p = Prepared("RNN", X, W, R, sequence_lens, [initial_h], hidden_size, direction, layout, gates=1)
-    fns = activations(acts, activation_alpha, activation_beta, ["Tanh"], p.D)
+    fns = activation_functions(activations, activation_alpha, activation_beta, ["Tanh"], p.D)
     Wb, Rb = split_bias(B, p.D, 1, p.H, p.dtype)
     T, Bn, H = p.T, p.B, p.H
     Y = np.empty((T, p.D, Bn, H), dtype=p.dtype)
@@ -49,114 +49,15 @@ def _rnn(
             h = hn
         Y[:, d] = p.place_output(y, d)
         finals.append(h)
-    return p.finish(Y, [np.stack(finals)], num_outputs)
+    return p.finish(Y, [np.stack(finals)], _num_outputs)
 
 
-@op("RNN", since=1, until=7)
-def rnn_1(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    output_sequence=0,
-    _num_outputs=2,
-):
-    return _rnn(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=0,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("RNN", since=7, until=14)
-def rnn_7(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    _num_outputs=2,
-):
-    return _rnn(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=0,
-        num_outputs=_num_outputs,
-    )
-
-
-@op("RNN", since=14)
-def rnn_14(
-    X,
-    W,
-    R,
-    B=None,
-    sequence_lens=None,
-    initial_h=None,
-    *,
-    activation_alpha=None,
-    activation_beta=None,
-    activations=None,
-    clip=None,
-    direction="forward",
-    hidden_size=None,
-    layout=0,
-    _num_outputs=2,
-):
-    return _rnn(
-        X,
-        W,
-        R,
-        B,
-        sequence_lens,
-        initial_h,
-        activation_alpha=activation_alpha,
-        activation_beta=activation_beta,
-        acts=activations,
-        clip=clip,
-        direction=direction,
-        hidden_size=hidden_size,
-        layout=layout,
-        num_outputs=_num_outputs,
-    )
-
-
-shape_rule("RNN")(recurrent_shape_rule(gates=1, num_states=1))
+register_recurrent(
+    "RNN",
+    _rnn,
+    inputs=("B", "sequence_lens", "initial_h"),
+    attributes={},
+    num_outputs=2,
+    gates=1,
+    num_states=1,
+)

@@ -7,6 +7,8 @@ inference on a symbolic or unknown dim.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,28 @@ BOOL = int(DataType.BOOL)
 FLOAT = int(DataType.FLOAT)
 #: ends at or beyond this (INT64_MAX, INT_MAX, 2**62...) mean "to the end of the axis"
 HUGE = 1 << 30
+
+
+def with_input_shape(*, elem_from: int = 0, index_outputs: tuple[int, ...] = ()) -> Callable:
+    """Decorator for a shape rule that can say nothing until input 0's shape is known: meanwhile
+    output 0 gets the element type of input ``elem_from`` (the outputs in ``index_outputs``: int64)
+    and no shape; once it is known the rule runs as ``rule(ctx, elem, shape)``."""
+
+    def deco(rule: Callable[[Any, int | None, list], None]) -> Callable[[Any], None]:
+        @functools.wraps(rule)
+        def checked(ctx) -> None:
+            elem = ctx.input_elem(elem_from)
+            src = ctx.input_shape(0)
+            if src is None:
+                ctx.set_output(0, elem, None)
+                for i in index_outputs:
+                    ctx.set_output(i, INT64, None)
+                return
+            rule(ctx, elem, src)
+
+        return checked
+
+    return deco
 
 
 def known(d: Any) -> bool:
@@ -216,3 +240,15 @@ def fresh(ctx, n: int) -> list:
     """``n`` fresh symbols: dims fixed at run time by values not known now (an unknown shape input,
     unknown axes or pads). Dims unknown because an input's dims are unknown stay None."""
     return [ctx.new_dim() for _ in range(n)]
+
+
+def nchw_and_blocksize(ctx, what: str) -> tuple | None:
+    """(n, c, h, w, blocksize) of the 4-D input whose blocks DepthToSpace / SpaceToDepth move; None (the
+    output set to rank 4 of unknown sizes) when the input's shape is not known."""
+    s = ctx.input_shape(0)
+    if s is None:
+        ctx.set_output(0, ctx.input_elem(0), [None] * 4)
+        return None
+    if len(s) != 4:
+        ctx.fail(f"{what}: input must be 4-D (N, C, H, W), got shape {s}")
+    return (*s, int(required(ctx, "blocksize")))

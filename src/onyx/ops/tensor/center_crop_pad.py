@@ -47,12 +47,8 @@ def center_crop_pad_18(input_data, shape, *, axes=None):
 
 
 @shape_rule("CenterCropPad")
-def _center_crop_pad_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(0)
-    src = ctx.input_shape(0)
-    if src is None:
-        ctx.set_output(0, elem, None)
-        return
+@S.with_input_shape()
+def _center_crop_pad_shape(ctx: ShapeContext, elem: int | None, src: list) -> None:
     axes_attr = ctx.attr("axes", None)
     axes = list(range(len(src))) if axes_attr is None else S.norm_axes(ctx, axes_attr, len(src))
     target = S.int_values(ctx, 1)

@@ -44,14 +44,10 @@ def depth_to_space_11(input, *, blocksize, mode="DCR"):
 
 @shape_rule("DepthToSpace")
 def _depth_to_space_shape(ctx: ShapeContext) -> None:
-    s = ctx.input_shape(0)
-    if s is None:
-        ctx.set_output(0, ctx.input_elem(0), [None] * 4)
+    dims = S.nchw_and_blocksize(ctx, "DepthToSpace")
+    if dims is None:
         return
-    if len(s) != 4:
-        ctx.fail(f"DepthToSpace: input must be 4-D (N, C, H, W), got shape {s}")
-    b = int(S.required(ctx, "blocksize"))
-    n, c, h, w = s
+    n, c, h, w, b = dims
     if b <= 0 or S.is_int(c) and c % (b * b):
         ctx.fail(f"DepthToSpace: channels {c} not divisible by blocksize^2 ({b}^2)")
     ctx.set_output(

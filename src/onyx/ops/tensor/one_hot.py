@@ -50,12 +50,8 @@ def one_hot_9(indices, depth, values, *, axis=-1):
 
 
 @shape_rule("OneHot")
-def _one_hot_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(2)
-    idx = ctx.input_shape(0)
-    if idx is None:
-        ctx.set_output(0, elem, None)
-        return
+@S.with_input_shape(elem_from=2)
+def _one_hot_shape(ctx: ShapeContext, elem: int | None, idx: list) -> None:
     r = len(idx) + 1
     ax = S.norm_axis(ctx, ctx.attr("axis", -1), r, "OneHot: axis")
     depth = ctx.input_value(1)

@@ -91,12 +91,8 @@ def pad_18(data, pads, constant_value=None, axes=None, *, mode="constant"):
 
 
 @shape_rule("Pad")
-def _pad_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(0)
-    src = ctx.input_shape(0)
-    if src is None:
-        ctx.set_output(0, elem, None)
-        return
+@S.with_input_shape()
+def _pad_shape(ctx: ShapeContext, elem: int | None, src: list) -> None:
     r = len(src)
     if ctx.opset < 11:
         attr = ctx.attr("pads" if ctx.opset >= 2 else "paddings", None)

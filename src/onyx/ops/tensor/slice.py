@@ -66,12 +66,8 @@ def slice_10(data, starts, ends, axes=None, steps=None):
 
 
 @shape_rule("Slice")
-def _slice_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(0)
-    src = ctx.input_shape(0)
-    if src is None:
-        ctx.set_output(0, elem, None)
-        return
+@S.with_input_shape()
+def _slice_shape(ctx: ShapeContext, elem: int | None, src: list) -> None:
     r = len(src)
     if ctx.opset < 10:
         starts, ends = ctx.attr("starts", None), ctx.attr("ends", None)

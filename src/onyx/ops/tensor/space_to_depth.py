@@ -44,14 +44,10 @@ def space_to_depth_28(input, *, blocksize, mode="DCR"):
 
 @shape_rule("SpaceToDepth")
 def _space_to_depth_shape(ctx: ShapeContext) -> None:
-    s = ctx.input_shape(0)
-    if s is None:
-        ctx.set_output(0, ctx.input_elem(0), [None] * 4)
+    dims = S.nchw_and_blocksize(ctx, "SpaceToDepth")
+    if dims is None:
         return
-    if len(s) != 4:
-        ctx.fail(f"SpaceToDepth: input must be 4-D (N, C, H, W), got shape {s}")
-    b = int(S.required(ctx, "blocksize"))
-    n, c, h, w = s
+    n, c, h, w, b = dims
     if b <= 0 or any(S.is_int(d) and d % b for d in (h, w)):
         ctx.fail(f"SpaceToDepth: spatial dims ({h}, {w}) not divisible by blocksize {b}")
     ctx.set_output(

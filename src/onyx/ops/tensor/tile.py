@@ -42,12 +42,8 @@ def tile_6(input, repeats):
 
 
 @shape_rule("Tile")
-def _tile_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(0)
-    src = ctx.input_shape(0)
-    if src is None:
-        ctx.set_output(0, elem, None)
-        return
+@S.with_input_shape()
+def _tile_shape(ctx: ShapeContext, elem: int | None, src: list) -> None:
     if ctx.opset < 6:
         tiles, axis = S.int_values(ctx, 1), S.int_values(ctx, 2)
         bad_tiles = tiles is not None and len(tiles) != 1

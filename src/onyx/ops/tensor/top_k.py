@@ -97,13 +97,8 @@ def top_k_11(X, K, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - the attribu
 
 
 @shape_rule("TopK")
-def _top_k_shape(ctx: ShapeContext) -> None:
-    elem = ctx.input_elem(0)
-    src = ctx.input_shape(0)
-    if src is None:
-        ctx.set_output(0, elem, None)
-        ctx.set_output(1, S.INT64, None)
-        return
+@S.with_input_shape(index_outputs=(1,))
+def _top_k_shape(ctx: ShapeContext, elem: int | None, src: list) -> None:
     if not src:
         ctx.fail("TopK: input must have rank >= 1, got a scalar")
     ax = S.norm_axis(ctx, ctx.attr("axis", -1), len(src), "TopK: axis")

@@ -130,15 +130,9 @@ def _forward_nodes(graph, y_value, leaves: set[int]) -> list:
 
 
 def _run_node(node, args, opsets):
-    from onyx.ops import registry
-    from onyx.runtime.plan import attribute_value
+    from onyx.ops.binding import bind, opset_for
 
-    domain = registry.normalize_domain(node.domain)
-    kernel = registry.lookup(node.op_type, domain, opsets.get(domain, 1 if domain else opsets.get("", 1)))
-    kwargs = {k: attribute_value(a) for k, a in node.attributes.items()}
-    if kernel.wants_num_outputs:
-        kwargs["_num_outputs"] = len(node.outputs)
-    res = kernel.fn(*args, **kwargs)
+    res = bind(node, opset_for(opsets, node.domain))(*args)
     return list(res) if isinstance(res, tuple | list) else [res]
 
 

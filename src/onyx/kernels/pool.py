@@ -1,0 +1,116 @@
+"""Pooling kernels: max pooling (compiled for 2-D float32/float64) and the separable window
+reductions that are its numpy path and the sum pools' only one.
+
+The compiled loop (``onyx.kernels._pool``) takes, per output row, the elementwise max of the valid
+kernel rows over whole contiguous input rows and then the window max along the row: one pass, where
+numpy's separable passes write an intermediate array per axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onyx.kernels._loader import compiled
+from onyx.kernels._threads import resolve
+
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: output elements from which the compiled max pool runs its planes on several threads
+PARALLEL_MIN_ELEMENTS = 1 << 14
+#: separable passes over blocks of channels of about this many input bytes: each block's intermediate
+#: arrays stay in L2 between the passes
+_BLOCK_BYTES = 1 << 20
+
+
+def lowest(dtype: np.dtype):
+    """The value a max never picks over a real element: the padding of max pooling."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    if dtype.kind == "b":
+        return False
+    return -np.inf
+
+
+def max_pool2d(
+    x: np.ndarray,
+    *,
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    pads_begin: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    threads: int = 0,
+) -> np.ndarray:
+    """Max pooling of ``x`` (N, C, *spatial) into a new (N, C, *out_shape) array: window positions
+    outside ``x`` (padding, ceil mode) are ignored, NaNs propagate, a window with no position inside
+    ``x`` gives the dtype's lowest value. Compiled for 2-D float32/float64, numpy otherwise."""
+    n, c = x.shape[:2]
+    out_shape = tuple(out_shape)
+    mod = compiled("_pool") if x.ndim == 4 and x.dtype in _COMPILED_DTYPES else None
+    if n * c * int(np.prod(out_shape)) == 0:
+        return np.empty((n, c) + out_shape, dtype=x.dtype)
+    if mod is None:
+        return window_reduce(
+            x, kernel, strides, dilations, pads_begin, out_shape, np.maximum, lowest(x.dtype)
+        )
+    y = np.empty((n, c) + out_shape, dtype=x.dtype)
+    t = resolve(threads) if y.size >= PARALLEL_MIN_ELEMENTS else 1
+    mod.max_pool2d(np.ascontiguousarray(x), y, *kernel, *strides, *dilations, pads_begin[0], pads_begin[1], t)
+    return y
+
+
+def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value) -> np.ndarray:
+    """Reduce windows axis by axis (max and sum are separable): sum(k_i) passes instead of prod(k_i).
+
+    No padded copy is made: along each axis, every kernel tap updates only the output positions whose
+    input index falls inside the tensor; positions a tap never reaches keep ``pad_value`` (the value
+    the padding would have contributed). The outer axes go first: their passes read whole contiguous
+    rows, and the innermost axis (whose strided reads are the slow part) is reduced last, on the
+    smallest array.
+    """
+    y = x
+    nd = len(kernel)
+    for d in range(nd):
+        axis = 2 + d
+        n_in, o, s, dil = y.shape[axis], out[d], strides[d], dilations[d]
+        if kernel[d] == 1 and s == 1 and pb[d] == 0 and n_in == o:
+            continue
+        pre = (slice(None),) * axis
+        shape = y.shape[:axis] + (o,) + y.shape[axis + 1 :]
+        whole, part = [], []  # taps reaching every output position, and the others
+        for k in range(kernel[d]):
+            first = k * dil - pb[d]  # input index of output 0 for this tap
+            lo = max(0, -(first // s) if first < 0 else 0)
+            hi = min(o, (n_in - 1 - first) // s + 1) if n_in - 1 - first >= 0 else 0
+            if hi <= lo:
+                continue
+            src = y[pre + (slice(first + lo * s, first + (hi - 1) * s + 1, s),)]
+            (whole if lo == 0 and hi == o else part).append((lo, hi, src))
+        if len(whole) >= 2:  # the first two whole taps make the accumulator in one pass
+            acc = ufunc(whole[0][2], whole[1][2])
+            whole = whole[2:]
+        elif whole:
+            acc = whole.pop(0)[2].copy()
+        else:
+            acc = np.full(shape, pad_value, dtype=y.dtype)
+        for lo, hi, src in whole + part:
+            dst = acc[pre + (slice(lo, hi),)]
+            ufunc(dst, src, out=dst)
+        y = acc
+    return y if y is not x else x.copy()
+
+
+def window_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value) -> np.ndarray:
+    """:func:`separable_reduce` one block of channels at a time (see _BLOCK_BYTES)."""
+    n, c = x.shape[:2]
+    per_channel = x.nbytes // max(n * c, 1)
+    step = max(1, _BLOCK_BYTES // max(n * per_channel, 1))
+    if step >= c:
+        return separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value)
+    y = np.empty((n, c) + tuple(out), dtype=x.dtype)
+    for c0 in range(0, c, step):
+        y[:, c0 : c0 + step] = separable_reduce(
+            x[:, c0 : c0 + step], kernel, strides, dilations, pb, out, ufunc, pad_value
+        )
+    return y
