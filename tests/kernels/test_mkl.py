@@ -119,19 +119,39 @@ def test_sessions_leave_the_process_blas_threads_as_they_found_them():
 
 
 def test_concurrent_scopes_restore_the_first_count():
-    """Two scopes open at once (two sessions on two threads) leave OpenBLAS's count as it was when the
-    first opened, whichever closes last."""
+    """Two scopes open at once on two threads (two sessions running) leave OpenBLAS's count as it was
+    when the first opened, whichever closes last; each thread's MKL count is its own. The steps are
+    sequenced with events, not left to the scheduler."""
+    import threading
+
     before = blas_threads.openblas_threads()
     if before is None:
         pytest.skip("no readable OpenBLAS")
-    outer = blas_threads.limited(1, openblas=1)
-    inner = blas_threads.limited(1, openblas=2)
-    outer.__enter__()
-    inner.__enter__()
-    outer.__exit__(None, None, None)
-    assert blas_threads.openblas_threads() == 2  # the inner scope is still open
-    inner.__exit__(None, None, None)
+    mkl_before = blas_threads.blas_threads()
+    step = [threading.Event() for _ in range(4)]
+    seen = {}
+
+    def first():
+        with blas_threads.limited(1, openblas=1):
+            step[0].set()
+            step[1].wait(30)
+        step[2].set()  # closed while the second is still open
+
+    def second():
+        step[0].wait(30)
+        with blas_threads.limited(1, openblas=2):
+            step[1].set()
+            step[2].wait(30)
+            seen["while_second_open"] = blas_threads.openblas_threads()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert seen["while_second_open"] == 2
     assert blas_threads.openblas_threads() == before
+    assert blas_threads.blas_threads() == mkl_before  # this thread's count was never touched
 
 
 def _python(code: str, **env) -> str:
