@@ -19,9 +19,19 @@ from setuptools.command.build_ext import build_ext
 KERNELS = "src/onyx/kernels"
 
 
+def _numpy_include() -> list[str]:
+    """numpy's C headers (a build requirement; _arena.c uses its data memory handler API)."""
+    try:
+        import numpy
+    except ImportError:  # an extension that needs them then fails to build and is left out
+        return []
+    return [numpy.get_include()]
+
+
 def _extensions() -> list[Extension]:
     if os.environ.get("ONYX_NO_COMPILE", "") not in ("", "0"):
         return []
+    numpy_include = _numpy_include()
     out = []
     for source in sorted(glob.glob(os.path.join(KERNELS, "_*.c"))):
         stem = os.path.splitext(os.path.basename(source))[0]
@@ -30,7 +40,7 @@ def _extensions() -> list[Extension]:
                 f"onyx.kernels.{stem}",
                 sources=[source.replace(os.sep, "/")],
                 depends=glob.glob(os.path.join(KERNELS, "*.h")),
-                include_dirs=[KERNELS],
+                include_dirs=[KERNELS, *numpy_include],
                 optional=True,
             )
         )

@@ -138,8 +138,13 @@ def library() -> ctypes.CDLL | None:
             continue
         if _libgomp_present():  # before any other MKL call, as MKL requires
             lib.MKL_Set_Threading_Layer(_THREADING_GNU)
+        _loaded[0] = lib
         return lib
     return None
+
+
+#: the library once loaded (read on every run: cheaper than asking the cache)
+_loaded: list[ctypes.CDLL | None] = [None]
 
 
 def active() -> bool:
@@ -149,12 +154,12 @@ def active() -> bool:
 
 def loaded() -> ctypes.CDLL | None:
     """MKL's runtime if a product has loaded it already, else None (this never loads it)."""
-    return library() if library.cache_info().currsize else None
+    return _loaded[0]
 
 
 def threading_layer() -> str | None:
-    """"gnu" or "intel": the OpenMP runtime MKL's threads come from; None when MKL is not loaded."""
-    if not library.cache_info().currsize or library() is None:
+    """The OpenMP runtime MKL's threads come from ("gnu" or "intel"); None when MKL is not loaded."""
+    if _loaded[0] is None:
         return None
     return "gnu" if _libgomp_present() else "intel"
 

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,8 @@ from onyx.errors import InvalidArgument, InvalidGraph, OnyxError
 from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Value
 from onyx.ir.types import MapType, OptionalType, SequenceType, Shape, SparseTensorType, TensorType, TypeBase
-from onyx.kernels import blas_threads
+from onyx.kernels import blas_threads, mkl
+from onyx.kernels.arena import Arena
 from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
 from onyx.runtime import repack
@@ -159,6 +161,12 @@ class InferenceSession:
             from onyx.runtime.allocator import keep_freed_memory
 
             keep_freed_memory()
+        # the run's intermediates come from and go back to this session's own cache (onnxruntime's
+        # CPU arena); emptied when the session goes
+        self._arena = Arena(enabled=bool(self._options.enable_cpu_mem_arena))
+        self._arena_hooks = self._arena.hooks()
+        self._arena_probes = 3
+        weakref.finalize(self, self._arena.close)
         kctx = KernelContext(intra_op_num_threads=threads)
         kctx.extra["opsets"] = model.opsets
         self._blas_threads = threads  # BLAS's count for the duration of each run (kernels.blas_threads)
@@ -297,18 +305,34 @@ class InferenceSession:
             from onyx.errors import Fail
 
             raise Fail("run terminated: RunOptions.terminate is set")
-        with blas_threads.for_run(self._blas_threads):
-            if self._profiling:
-                profile: list = []
-                t0 = time.perf_counter()
-                outs = self._plan.run(inputs, None, profile, run_options)
-                record = (threading.get_native_id(), t0, time.perf_counter(), profile)
-                with self._lock:
-                    if self._profiling:
-                        self._profile.append(record)
-            else:
-                outs = self._plan.run(inputs, None, None, run_options)
+        arena = self._arena_hooks  # this run's arrays come from the session's arena, where there is one
+        previous = arena[0](arena[2]) if arena is not None else None
+        try:
+            if self._blas_threads or mkl.loaded() is not None:
+                with blas_threads.for_run(self._blas_threads):
+                    outs = self._run_plan(inputs, run_options)
+            else:  # a default session on numpy's BLAS: nothing to scope
+                outs = self._run_plan(inputs, run_options)
+        finally:
+            if arena is not None:
+                arena[1](previous)
+                if self._arena_probes > 0:  # the first runs tell whether the arena serves anything here
+                    self._arena_probes -= 1
+                    if not self._arena_probes and not self._arena.used():
+                        self._arena_hooks = None  # no block big enough: not worth installing per run
         return [_output(outs[i], fed_roots) for i in out_idx]
+
+    def _run_plan(self, inputs: list, run_options) -> list:
+        if not self._profiling:
+            return self._plan.run(inputs, None, None, run_options)
+        profile: list = []
+        t0 = time.perf_counter()
+        outs = self._plan.run(inputs, None, profile, run_options)
+        record = (threading.get_native_id(), t0, time.perf_counter(), profile)
+        with self._lock:
+            if self._profiling:
+                self._profile.append(record)
+        return outs
 
     def run_with_ort_values(self, output_names, input_feed, run_options=None):
         return self.run(output_names, input_feed, run_options)
