@@ -16,6 +16,7 @@ from onnx import TensorProto, helper
 
 import onyx
 from onyx.ops import registry
+from tests.ops.nn._conv_util import run_both
 
 ML = "ai.onnx.ml"
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
@@ -78,16 +79,6 @@ def _inputs(rng, n, n_features, dtype=np.float32):
     return x
 
 
-def _run_both(model, feeds, monkeypatch):
-    """(outputs with the compiled kernels, outputs with numpy only)."""
-    monkeypatch.delenv("ONYX_NO_PERF", raising=False)
-    fast = onyx.InferenceSession(model).run(None, feeds)
-    monkeypatch.setenv("ONYX_NO_PERF", "1")
-    plain = onyx.InferenceSession(model).run(None, feeds)
-    monkeypatch.delenv("ONYX_NO_PERF")
-    return fast, plain
-
-
 def _same(a, b, exact=False):
     assert len(a) == len(b)
     for x, y in zip(a, b):
@@ -136,7 +127,7 @@ def test_tree_regressor_compiled_matches_numpy(modes, agg, dtype, monkeypatch):
     )
     for n in (1, 7, 300):
         feeds = {"X": _inputs(rng, n, 5, dtype)}
-        fast, plain = _run_both(model, feeds, monkeypatch)
+        fast, plain = run_both(model, feeds, monkeypatch)
         # sums in the same order and the same precision: the same bits
         _same(fast, plain, exact=True)
 
@@ -178,7 +169,7 @@ def test_tree_classifier_compiled_matches_numpy(n_classes, post, monkeypatch):
         ],
     )
     for n in (1, 5, 200):
-        fast, plain = _run_both(model, {"X": _inputs(rng, n, 4)}, monkeypatch)
+        fast, plain = run_both(model, {"X": _inputs(rng, n, 4)}, monkeypatch)
         _same(fast, plain, exact=True)
 
 
@@ -246,7 +237,7 @@ def test_svc_probabilities_compiled_matches_numpy(n_classes, monkeypatch):
     # 1 and 3 rows: the Python-float coupling; 40 rows: the vectorised one
     for n in (1, 3, 40):
         x = rng.normal(size=(n, 4)).astype(np.float32)
-        fast, plain = _run_both(model, {"X": x}, monkeypatch)
+        fast, plain = run_both(model, {"X": x}, monkeypatch)
         np.testing.assert_array_equal(fast[0], plain[0])
         np.testing.assert_allclose(fast[1], plain[1], rtol=1e-5, atol=1e-6)
 
@@ -262,7 +253,7 @@ def test_svc_one_call_matches_numpy(kernel, prob, n_classes, monkeypatch):
     for n in (1, 2, 16, 17):
         x = rng.normal(size=(n, 4)).astype(np.float32)
         x[0, 1] = 0.0
-        fast, plain = _run_both(model, {"X": x}, monkeypatch)
+        fast, plain = run_both(model, {"X": x}, monkeypatch)
         np.testing.assert_array_equal(fast[0], plain[0])
         np.testing.assert_allclose(fast[1], plain[1], rtol=1e-5, atol=1e-6)
         assert fast[1].dtype == np.float32 and fast[1].shape == plain[1].shape

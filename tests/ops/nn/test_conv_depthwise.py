@@ -10,17 +10,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.kernels.test_conv import DW_CASES
 from tests.ops.nn._conv_util import run_both
 
-CASES = [
-    # (batch, channels, mult, H, W, kernel, stride, dilation, pads)
-    (1, 8, 1, 12, 12, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
-    (2, 5, 1, 13, 9, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1)),
-    (1, 4, 3, 10, 11, (5, 3), (2, 1), (1, 2), (2, 0, 1, 3)),
-    (3, 6, 2, 9, 9, (3, 3), (3, 3), (2, 2), (0, 0, 0, 0)),
-    (1, 130, 1, 7, 7, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
-    (1, 3, 1, 1, 6, (1, 3), (1, 2), (1, 1), (0, 1, 0, 1)),
-]
+CASES = DW_CASES[:6]  # (batch, channels, mult, H, W, kernel, stride, dilation, pads)
 ACTS = [("", []), ("Relu", []), ("Clip", [0.0, 6.0]), ("LeakyRelu", [0.1]), ("Sigmoid", [])]
 
 
