@@ -76,3 +76,25 @@ def test_check_and_ops(capsys):
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
     assert "ai.onnx::Conv" in out and "ai.onnx.ml::TreeEnsembleClassifier" in out
+
+
+def test_every_command_has_help_with_an_example(capsys):
+    from onyx.cli import COMMANDS
+
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as exit_:
+            main([name.replace("_", "-"), "--help"])
+        assert exit_.value.code == 0
+        assert "example:\n  onyx " in capsys.readouterr().out, name
+
+
+def test_debug_shows_the_traceback_instead_of_one_line(capsys):
+    from onyx.errors import NoSuchFile
+
+    assert main(["run", "/no/such/model.onnx"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    with pytest.raises(NoSuchFile):
+        main(["--debug", "run", "/no/such/model.onnx"])
+    with pytest.raises(NoSuchFile):
+        main(["run", "/no/such/model.onnx", "--debug"])

@@ -1,0 +1,5 @@
+import sys
+
+from onyx.cli import main
+
+sys.exit(main())
