@@ -40,8 +40,14 @@ def describe() -> list[str]:
     else:
         kernels = "numpy: no compiled kernels (installed without a C compiler, or with ONYX_NO_COMPILE=1)"
     blas = "MKL" if mkl.expected() else "numpy's OpenBLAS" if blas_threads.openblas_libraries() else "numpy's"
+    from onyx.kernels import int8
+
+    int8_gemm = "numpy (float64 BLAS, exact)"
+    if int8.available():
+        int8_gemm = "AVX-512 VNNI" if int8.vnni() else "compiled C loop"
     return [
         f"kernels: {kernels}",
         f"BLAS: {blas}",
+        f"8-bit integer GEMM: {int8_gemm}",
         f"threads: {parallel.default_threads()} by default (intra_op_num_threads)",
     ]

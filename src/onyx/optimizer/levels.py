@@ -52,15 +52,28 @@ def _extended() -> list[Pass]:
     from onyx.optimizer.attention_fusion import attention_fusion
     from onyx.optimizer.bias_gelu_fusion import bias_gelu_fusion
     from onyx.optimizer.conv_activation_fusion import conv_activation_fusion
+    from onyx.optimizer.dq_matmul_nbits_fusion import fuse_dq_matmul_nbits
+    from onyx.optimizer.dynamic_quantize_matmul_fusion import dynamic_quantize_matmul_fusion
     from onyx.optimizer.gelu_fusion import gelu_fusion
     from onyx.optimizer.gemm_activation_fusion import gemm_activation_fusion
     from onyx.optimizer.layer_norm_fusion import layer_norm_fusion
     from onyx.optimizer.matmul_fusion import matmul_fusion
     from onyx.optimizer.normalizer_elimination import eliminate_softmax_normalizer
+    from onyx.optimizer.qdq_binary_fusion import qdq_binary_fusion
+    from onyx.optimizer.qdq_conv_fusion import qdq_conv_fusion
+    from onyx.optimizer.qdq_matmul_fusion import qdq_matmul_fusion
+    from onyx.optimizer.qdq_pool_fusion import qdq_pool_fusion
+    from onyx.optimizer.qdq_propagation import qdq_propagation
     from onyx.optimizer.quick_gelu_fusion import quick_gelu_fusion
     from onyx.optimizer.skip_layer_norm_fusion import skip_layer_norm_fusion
 
     return [
+        qdq_propagation,  # quantized models first: 8-bit ops replace DQ -> op -> Q groups
+        qdq_conv_fusion,
+        qdq_matmul_fusion,
+        qdq_binary_fusion,
+        qdq_pool_fusion,
+        dynamic_quantize_matmul_fusion,
         gelu_fusion,
         quick_gelu_fusion,
         layer_norm_fusion,
@@ -69,6 +82,7 @@ def _extended() -> list[Pass]:
         bias_gelu_fusion,
         conv_activation_fusion,
         gemm_activation_fusion,
+        fuse_dq_matmul_nbits,  # blockwise int4 DequantizeLinear + MatMul -> MatMulNBits
         matmul_fusion,
         eliminate_softmax_normalizer,
     ]
@@ -96,13 +110,22 @@ def passes_for(level: int) -> list[Pass]:
     return out
 
 
-def optimize(model: Model, level: int = 99, max_iterations: int = 10, *, infer: bool = True) -> Model:
+def optimize(
+    model: Model,
+    level: int = 99,
+    max_iterations: int = 10,
+    *,
+    infer: bool = True,
+    report: Callable[[str, int, int, bool], None] | None = None,
+) -> Model:
     """Run the passes of ``level`` on ``model`` (in place) until none changes it; return the model.
 
     ``level`` is an onnxruntime level: 0 (ORT_DISABLE_ALL), 1 (basic), 2 (extended), 3 or 99 (all).
     The passes read the types (and known values) that shape inference left on the model's values, so
     the model is first given them by :func:`onyx.infer_shapes`; ``infer=False`` when the caller has just
-    run that stage itself (the session does: check, infer shapes, optimize, plan).
+    run that stage itself (the session does: check, infer shapes, optimize, plan). ``report``, when
+    given, is called after each pass run as ``report(pass name, nodes before, nodes after, changed)``
+    (nodes of every graph, subgraphs included): how ``onyx optimize`` shows what each pass did.
     """
     from onyx.errors import InvalidArgument
 
@@ -122,7 +145,13 @@ def optimize(model: Model, level: int = 99, max_iterations: int = 10, *, infer: 
     for _ in range(max_iterations):
         changed = False
         for p in passes:
-            changed |= run_pass(p, model)
+            if report is None:
+                changed |= run_pass(p, model)
+                continue
+            before = _count_nodes(model)
+            did = run_pass(p, model)
+            report(_pass_name(p), before, _count_nodes(model), did)
+            changed |= did
         if not changed:
             break
     return model
@@ -140,6 +169,10 @@ def run_pass(p: Pass, model: Model) -> bool:
         raise type(e)(f"optimizer pass {_pass_name(p)} failed: {e}") from e
     except Exception as e:  # noqa: BLE001 - a bug in a pass: reported with its name
         raise Fail(f"optimizer pass {_pass_name(p)} failed: {type(e).__name__}: {e}") from e
+
+
+def _count_nodes(model: Model) -> int:
+    return sum(1 for _ in model.graph.walk())
 
 
 def _pass_name(p: Pass) -> str:

@@ -65,6 +65,8 @@ def fold_shapes(model: Model) -> bool:
     for node in g.nodes:
         if not sc.main().pure(node) or has_subgraphs(node) or node.op_type == "Constant":
             continue
+        if node.op_type == "DequantizeLinear":
+            continue  # left for the QDQ fusions, as constant folding leaves it
         used = [v for v in node.outputs if v.name and sc.is_used(v)]
         if not used:
             continue

@@ -77,7 +77,7 @@ def broadcast_param(p: np.ndarray, x_shape: tuple, axis: int, block_size: int, n
         d = x_shape[axis]
         s = p.shape[axis]
         lo = -(-d // s)
-        hi = -(-d // (s - 1)) - 1 if s > 1 else d
+        hi = -(-d // (s - 1)) - 1 if s > 1 else max(d, block_size)  # one block: any size >= d
         if not lo <= block_size <= max(hi, lo):
             raise InvalidArgument(
                 f"block_size {block_size} is invalid for axis length {d} and {name} shape {p.shape} "
@@ -107,7 +107,7 @@ def saturate_cast(v: np.ndarray, out: np.dtype, saturate: int = 1) -> np.ndarray
     out = np.dtype(out)
     if out in INT_RANGES:
         lo, hi = INT_RANGES[out]
-        r = np.rint(v)
+        r = np.asarray(np.rint(v))  # a 0-d input gives a numpy scalar, which clip cannot write into
         np.clip(r, lo, hi, out=r)
         if out.itemsize == 1 and out.kind in "iu" or out in (np.dtype(np.int16), np.dtype(np.uint16)):
             return r.astype(out)

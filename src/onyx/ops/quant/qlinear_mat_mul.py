@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.ops.quant import _integer
 from onyx.ops.quant._common import matmul_dims, saturate_cast
 from onyx.ops.registry import op, shape_rule
+
+OP = "QLinearMatMul"
 
 
 def _row_param(p: np.ndarray, a: np.ndarray, which: str) -> np.ndarray:
@@ -39,9 +42,36 @@ def _centered(a, zp, which):
     return v
 
 
-def _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+def _fast(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, threads):
+    """The 8-bit case with per-tensor a parameters: exact integer GEMM, then onnxruntime's
+    requantization (float32 multiplier a_scale * b_scale / y_scale, round half to even)."""
+    n = b.shape[-1] if b.ndim >= 2 else 1
+    za = _integer.zero_point(a_zero_point, a, "a_zero_point", OP)
+    zb = _integer.zero_point(b_zero_point, b, "b_zero_point", OP, n)
+    out_dtype, yz = _integer.out_zero_point(y_zero_point, a.dtype, OP)
+    sa = _integer.scale_of(a_scale, "a_scale", OP)
+    sb = _integer.scale_of(b_scale, "b_scale", OP, n)
+    mult = (sa * sb) / _integer.scale_of(y_scale, "y_scale", OP)
+    acc = _integer.matmul(a, b, za, zb, OP, threads)
+    return _integer.requantize_last(acc, mult, yz, out_dtype, threads)
+
+
+def _fast_applies(a, a_scale, a_zero_point, b, y_zero_point) -> bool:
+    eight = _integer.EIGHT_BIT
+    return (
+        a.dtype in eight
+        and b.dtype in eight
+        and np.asarray(a_scale).size == 1
+        and (a_zero_point is None or np.asarray(a_zero_point).size == 1)
+        and (y_zero_point is None or np.asarray(y_zero_point).dtype in eight)
+    )
+
+
+def _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, threads=0):
     a = np.asarray(a)
     b = np.asarray(b)
+    if a.ndim and b.ndim and _fast_applies(a, a_scale, a_zero_point, b, y_zero_point):
+        return _fast(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, threads)
     if a.ndim == 0 or b.ndim == 0:
         raise InvalidArgument(f"QLinearMatMul: inputs must not be scalars, got {a.shape} and {b.shape}")
     if a.shape[-1] != (b.shape[0] if b.ndim == 1 else b.shape[-2]):
@@ -65,13 +95,19 @@ def _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
 
 
 @op("QLinearMatMul", since=10, until=21)
-def qlinear_matmul_10(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
-    return _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+def qlinear_matmul_10(
+    a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *, _ctx=None
+):
+    t = _integer.threads_of(_ctx)
+    return _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, t)
 
 
 @op("QLinearMatMul", since=21)
-def qlinear_matmul_21(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
-    return _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+def qlinear_matmul_21(
+    a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *, _ctx=None
+):
+    t = _integer.threads_of(_ctx)
+    return _qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, t)
 
 
 @shape_rule("QLinearMatMul")

@@ -1,0 +1,186 @@
+"""The compiled 8-bit GEMM and requantization (onyx.kernels.int8) against their numpy twins: edge shapes,
+every signedness pair, zero points at the extremes, prepared operands, saturation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onyx.kernels import int8
+
+pytestmark = pytest.mark.skipif(not int8.available(), reason="compiled _int8 not built")
+
+U8, S8 = np.dtype(np.uint8), np.dtype(np.int8)
+rng = np.random.default_rng(19)
+
+
+def rand(shape, dt) -> np.ndarray:
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max + 1, shape).astype(dt)
+
+
+def extreme(dt, high: bool):
+    info = np.iinfo(dt)
+    return np.array(info.max if high else info.min, dt)
+
+
+SHAPES = [(0, 3, 4), (3, 0, 4), (3, 4, 0), (1, 1, 1), (5, 7, 33), (9, 13, 65), (17, 64, 32), (64, 257, 100)]
+PAIRS = [(U8, S8), (U8, U8), (S8, S8), (S8, U8)]
+
+
+@pytest.mark.parametrize("adt,bdt", PAIRS)
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_matmul_matches_twin(adt, bdt, m, k, n):
+    a, b = rand((m, k), adt), rand((k, n), bdt)
+    cases = [
+        (None, None),
+        (extreme(adt, True), extreme(bdt, False)),
+        (extreme(adt, False), extreme(bdt, True)),
+        (rand((m,), adt), rand((n,), bdt)),
+        (rand((), adt), rand((n,), bdt)),
+        (rand((m,), adt), rand((), bdt)),
+    ]
+    for za, zb in cases:
+        want = int8.matmul_s32_numpy(a, b, za, zb)
+        got = int8.matmul_s32(a, b, za, zb)
+        assert got.dtype == np.int32 and got.shape == (m, n)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("adt,bdt", PAIRS)
+def test_extreme_values_do_not_saturate(adt, bdt):
+    """All products at the largest magnitude (255 * -128 and the like): the sums are exact, no int16
+    saturation of pairs as in vpmaddubsw-based kernels."""
+    for av in (np.iinfo(adt).min, np.iinfo(adt).max):
+        for bv in (np.iinfo(bdt).min, np.iinfo(bdt).max):
+            a = np.full((9, 300), av, adt)
+            b = np.full((300, 40), bv, bdt)
+            got = int8.matmul_s32(a, b)
+            assert (got == av * bv * 300).all()
+
+
+def test_prepared_operands_and_offsets():
+    a, b = rand((20, 70), U8), rand((70, 45), S8)
+    za, zb = np.uint8(3), np.int8(-5)
+    packed = int8.pack(b, int8.b_shift(a.dtype, b.dtype) != 0)
+    row_add = rand((20,), np.int16).astype(np.int32)
+    col_add = rand((45,), np.int16).astype(np.int32)
+    got = int8.matmul_s32(
+        a, None, za, zb, packed=packed, b_colsum=b.sum(axis=0, dtype=np.int32), a_padded=int8.pad_k(a),
+        a_rowsum=a.sum(axis=1, dtype=np.int32), row_add=row_add, col_add=col_add, n=45, b_dtype=b.dtype,
+    )  # fmt: skip
+    want = int8.matmul_s32_numpy(a, b, za, zb) + row_add[:, None] + col_add[None, :]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_strided_b_is_packed():
+    b = rand((40, 90), S8)[:, ::3]  # non-contiguous columns
+    a = rand((6, 40), U8)
+    np.testing.assert_array_equal(int8.matmul_s32(a, b), int8.matmul_s32_numpy(a, b))
+
+
+@pytest.mark.parametrize("dt", [U8, S8])
+@pytest.mark.parametrize("axis,shape", [(None, (1,)), (0, (7,)), (1, (11,))])
+def test_requantize_matches_twin(dt, axis, shape):
+    acc = rng.integers(-(2**20), 2**20, (7, 11)).astype(np.int32)
+    acc[0, :4] = [2**31 - 1, -(2**31), 0, 5]
+    scale = (rng.random(shape) * 1e-3).astype(np.float32)
+    for zp in (int(np.iinfo(dt).min), int(np.iinfo(dt).max), 0):
+        got = int8.requantize(acc, scale, axis, zp, dt)
+        np.testing.assert_array_equal(got, int8.requantize_numpy(acc, scale, axis, zp, dt))
+        assert got.dtype == dt
+
+
+def test_requantize_rounds_half_to_even_and_saturates():
+    acc = np.array([[1, 3, 5, -1, -3, 1000, -1000]], np.int32)
+    got = int8.requantize(acc, np.array([0.5], np.float32), None, 0, S8)
+    np.testing.assert_array_equal(got, [[0, 2, 2, 0, -2, 127, -128]])
+
+
+def test_bad_operands():
+    with pytest.raises(TypeError):
+        int8.matmul_s32(np.zeros((2, 2), np.int16), np.zeros((2, 2), np.int8))
+    with pytest.raises(ValueError):
+        int8.matmul_s32(np.zeros((2, 3), np.uint8), np.zeros((3, 4), np.int8), None, np.zeros(3, np.int8))
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        rng.standard_normal(10007).astype(np.float32) * 3,
+        rng.random(300).astype(np.float32),  # all positive: zero point 0
+        -rng.random(301).astype(np.float32),  # all negative: zero point 255
+        np.zeros(9, np.float32),  # scale 1, zero point 0
+        np.array([0.5, -0.5, 1.5, 2.5, -1.0], np.float32),
+    ],
+)
+def test_dynamic_quantize_matches_the_operator(x):
+    from onyx.ops.quant.dynamic_quantize_linear import dynamic_quantize_linear_11
+
+    q, scale, zp = int8.dynamic_quantize(x)
+    want_q, want_scale, want_zp = dynamic_quantize_linear_11(x)
+    np.testing.assert_array_equal(q, want_q)
+    assert scale == want_scale and zp == int(want_zp)
+    q2, scale2, zp2 = int8.dynamic_quantize_numpy(x)
+    np.testing.assert_array_equal(q2, want_q)
+    assert scale2 == want_scale and zp2 == int(want_zp)
+
+
+@pytest.mark.parametrize("dt", [U8, S8])
+def test_qlinear_add_matches_twin_within_a_step(dt):
+    a, b = rand((4, 1000), dt), rand((4, 1000), dt)
+    for zc in (int(np.iinfo(dt).min), 0, int(np.iinfo(dt).max)):
+        got = int8.qlinear_add(a, b, 0.37, 1.9, 3, -2, zc)
+        want = int8.qlinear_add_numpy(a, b, 0.37, 1.9, 3, -2, zc)
+        assert got.dtype == dt
+        diff = np.abs(got.astype(np.int32) - want)
+        assert diff.max() <= 1 and np.mean(diff > 0) < 0.01
+    # saturation at both ends
+    lo = np.full(5, np.iinfo(dt).min, dt)
+    hi = np.full(5, np.iinfo(dt).max, dt)
+    assert (int8.qlinear_add(hi, hi, 4.0, 4.0, 0, 0, 0) == np.iinfo(dt).max).all()
+    assert (int8.qlinear_add(lo, lo, 4.0, 4.0, 100, 100, 0) == np.iinfo(dt).min).all()
+
+
+@pytest.mark.parametrize("vnni", [True, False])
+@pytest.mark.parametrize("dt", [U8, S8])
+@pytest.mark.parametrize("axis,size", [(None, 1), (0, 21), (1, 45)])
+def test_gemm_requantizes_as_it_stores(dt, axis, size, vnni):
+    """The GEMM's fused requantization equals requantize() of its int32 result (rows past a tile, columns
+    past a panel, offsets included)."""
+    a, b = rand((21, 70), S8), rand((70, 45), U8)
+    packed = int8.pack(b, False)
+    row_add = rand((21,), np.int16).astype(np.int32)
+    acc = int8.gemm_packed(int8.pad_k(a), False, packed, np.empty((21, 45), np.int32), row_add, vnni=vnni)
+    np.testing.assert_array_equal(acc, int8.matmul_s32_numpy(a, b) + row_add[:, None])
+    scale = (rng.random(size) * 2e-3).astype(np.float32)
+    for zp in (int(np.iinfo(dt).min), 3, int(np.iinfo(dt).max)):
+        got = int8.gemm_packed(
+            int8.pad_k(a),
+            False,
+            packed,
+            np.empty((21, 45), dt),
+            row_add,
+            scale=scale,
+            axis=axis,
+            zero_point=zp,
+            vnni=vnni,
+        )
+        np.testing.assert_array_equal(got, int8.requantize_numpy(acc, scale, axis, zp, dt))
+
+
+@pytest.mark.parametrize("a_unsigned", [True, False])
+def test_plain_loop_equals_vnni(a_unsigned):
+    """The loop CPUs without AVX-512 VNNI run: the same sums, both signedness orders, offsets included."""
+    a = rand((19, 130), U8 if a_unsigned else S8)
+    b = rand((130, 70), S8 if a_unsigned else U8)
+    packed = int8.pack(b, False)
+    col_add = rand((70,), np.int16).astype(np.int32)
+    outs = [
+        int8.gemm_packed(
+            int8.pad_k(a), a_unsigned, packed, np.empty((19, 70), np.int32), None, col_add, vnni=v
+        )
+        for v in (True, False)
+    ]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[1], int8.matmul_s32_numpy(a, b) + col_add[None, :])
