@@ -8,25 +8,50 @@ The ``onnx`` package is imported lazily: onyx itself never needs it.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
+from onyx.errors import InvalidArgument
 from onyx.runtime.options import GraphOptimizationLevel, SessionOptions
 from onyx.runtime.session import InferenceSession
 
+# SessionOptions fields the backend API may set through prepare(**kwargs), as onnxruntime's backend allows
+ALLOWED_SESSION_OPTIONS = frozenset(
+    {
+        "enable_cpu_mem_arena",
+        "enable_mem_pattern",
+        "enable_mem_reuse",
+        "execution_mode",
+        "execution_order",
+        "graph_optimization_level",
+        "inter_op_num_threads",
+        "intra_op_num_threads",
+        "log_severity_level",
+        "log_verbosity_level",
+        "logid",
+        "use_deterministic_compute",
+        "use_per_session_threads",
+    }
+)
 
-def _proto_bytes(model: Any) -> bytes:
-    if isinstance(model, bytes | bytearray):
+
+def _model_source(model: Any) -> Any:
+    """A path, bytes, or anything with SerializeToString() (an onnx ModelProto), or an onyx Model."""
+    if isinstance(model, str | os.PathLike):
+        return os.fspath(model)
+    if isinstance(model, bytes | bytearray | memoryview):
         return bytes(model)
     if hasattr(model, "SerializeToString"):
         return model.SerializeToString()
     from onyx.ir.model import Model
-    from onyx.model_io import serialize
 
     if isinstance(model, Model):
-        return serialize(model)
-    raise TypeError(f"cannot prepare a {type(model).__name__}")
+        return model
+    raise InvalidArgument(
+        f"cannot prepare a {type(model).__name__}: give a path, bytes, an onnx ModelProto or an onyx Model"
+    )
 
 
 class BackendRep:
@@ -50,23 +75,38 @@ class Backend:
     """The onnx backend API over onyx sessions."""
 
     @classmethod
-    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
-        return cls.supports_device(device)
+    def is_compatible(cls, model: Any, device: str | None = None, **kwargs: Any) -> bool:
+        return cls.supports_device("CPU" if device is None else device)
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return str(device).upper().startswith("CPU")
+        return str(device).upper() == "CPU"
 
     @classmethod
-    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> BackendRep:
+    def prepare(cls, model: Any, device: str | None = None, **kwargs: Any) -> BackendRep:
+        """A prepared model from a path, bytes, an onnx ModelProto, an onyx Model, a session or a
+        prepared model; ``kwargs`` set SessionOptions fields (those of ALLOWED_SESSION_OPTIONS)."""
+        if device is not None and not cls.supports_device(device):
+            raise InvalidArgument(f"Incompatible device expected '{device}', got 'CPU': onyx runs on the CPU")
+        if isinstance(model, BackendRep):
+            return model
+        if isinstance(model, InferenceSession):
+            return BackendRep(model)
         opts = SessionOptions()
-        level = kwargs.get("graph_optimization_level")
-        if level is not None:
-            opts.graph_optimization_level = GraphOptimizationLevel(level)
-        return BackendRep(InferenceSession(_proto_bytes(model), opts))
+        for key, value in kwargs.items():
+            if key in ALLOWED_SESSION_OPTIONS:
+                if key == "graph_optimization_level":
+                    value = GraphOptimizationLevel(value)
+                setattr(opts, key, value)
+            elif hasattr(opts, key):
+                raise InvalidArgument(
+                    f"SessionOptions attribute '{key}' is not permitted via the backend API. "
+                    f"Allowed attributes: {', '.join(sorted(ALLOWED_SESSION_OPTIONS))}"
+                )
+        return BackendRep(InferenceSession(_model_source(model), opts))
 
     @classmethod
-    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple:
+    def run_model(cls, model: Any, inputs: Any, device: str | None = None, **kwargs: Any) -> tuple:
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
@@ -97,4 +137,7 @@ is_compatible = Backend.is_compatible
 prepare = Backend.prepare
 run_model = Backend.run_model
 run_node = Backend.run_node
+run = run_model  # onnxruntime.backend.run
 supports_device = Backend.supports_device
+backend_rep = BackendRep  # onnxruntime.backend's OnnxRuntimeBackendRep
+OnnxRuntimeBackendRep = BackendRep

@@ -58,6 +58,26 @@ class EPFail(OnyxError, RuntimeError):
     """An execution provider failed."""
 
 
+class EngineError(OnyxError, RuntimeError):
+    """The engine could not do what was asked (onnxruntime's ENGINE_ERROR)."""
+
+
+class NotFound(OnyxError, LookupError):
+    """Something looked up by name is not there (onnxruntime's NOT_FOUND)."""
+
+
+class ModelLoadCanceled(OnyxError):
+    """Loading a model was cancelled (onnxruntime's MODEL_LOAD_CANCELED)."""
+
+
+class ModelRequiresCompilation(OnyxError):
+    """A model that must be compiled for a provider first (onnxruntime's MODEL_REQUIRES_COMPILATION)."""
+
+
+class DeviceReset(OnyxError, RuntimeError):
+    """A device was reset (onnxruntime's DEVICE_RESET); onyx's CPU never is."""
+
+
 __all__ = [
     "OnyxError",
     "Fail",
@@ -70,4 +90,9 @@ __all__ = [
     "NotImplemented",
     "RuntimeException",
     "EPFail",
+    "EngineError",
+    "NotFound",
+    "ModelLoadCanceled",
+    "ModelRequiresCompilation",
+    "DeviceReset",
 ]

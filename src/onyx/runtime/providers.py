@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from onyx.errors import InvalidArgument
+from onyx.errors import Fail, InvalidArgument
 
 CPU = "CPUExecutionProvider"
 _providers: dict[str, dict[str, Any]] = {CPU: {}}
@@ -30,9 +30,10 @@ def get_all_providers() -> list[str]:
 
 
 def resolve_providers(
-    providers: list[Any] | None, provider_options: list[dict] | None
+    providers: list[Any] | None, provider_options: list[dict] | None, strict: bool = False
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Normalise the ``providers`` argument; unknown names fall back to the CPU provider with a warning."""
+    """Normalise the ``providers`` argument; unknown names fall back to the CPU provider with a warning
+    (``strict``, as set_providers: they raise, naming the available ones)."""
     if providers is None:
         return [CPU], [{}]
     if isinstance(providers, str):
@@ -50,6 +51,11 @@ def resolve_providers(
             opts.update(provider_options[i])
         if not isinstance(name, str):
             raise InvalidArgument(f"provider names are strings, got {type(name).__name__}")
+        if name not in _providers and strict:
+            raise Fail(
+                f"Unknown Provider Type: {name}. "
+                f"Available providers: '{', '.join(get_available_providers())}'"
+            )
         if name not in _providers:
             warnings.warn(
                 f"Specified provider '{name}' is not in available provider names. "

@@ -3,7 +3,10 @@
 The two-class case follows onnxruntime, which users compare against: when only one class carries
 weights the missing score is synthesised (``1 - s`` for all-positive weights, ``-s`` otherwise) and the
 label threshold is 0.5 or 0; with base_values of length 2 the positive score is ``base[1] + score[0]``;
-a class that no visited leaf scores reports 0 before the post transform.
+a class that no visited leaf scores reports 0 before the post transform. A LOGISTIC post transform
+applies to the synthesised pair whatever the signs of the weights ([sigmoid(-s), sigmoid(s)]), as the
+spec says and onnxruntime does since 1.26 (microsoft/onnxruntime#27533; before, all-positive weights
+gave [1 - s, s] untransformed); the label threshold stays 0.5 for all-positive weights.
 """
 
 from __future__ import annotations
@@ -83,10 +86,10 @@ def classify(
         s = s0[single]
         if post == "PROBIT":
             zs = np.stack([probit(s), np.zeros_like(s)], axis=1)
+        elif post == "LOGISTIC":  # before the all-positive rule: see the module's docstring
+            zs = np.stack([logistic(-s), logistic(s)], axis=1)
         elif binary_case and all_positive:
             zs = np.stack([1.0 - s, s], axis=1)
-        elif post == "LOGISTIC":
-            zs = np.stack([logistic(-s), logistic(s)], axis=1)
         else:
             zs = np.stack([-s, s], axis=1)
         z[single] = zs
@@ -149,11 +152,11 @@ def _make(attrs: dict):
         if post == "PROBIT":
             z[:, 0] = probit(s)
             z[:, 1] = 0
+        elif post == "LOGISTIC":
+            logistic_pair(s, z)
         elif all_positive:
             np.subtract(1.0, s, out=z[:, 0])
             z[:, 1] = s
-        elif post == "LOGISTIC":
-            logistic_pair(s, z)
         else:
             np.negative(s, out=z[:, 0])
             z[:, 1] = s
