@@ -17,7 +17,21 @@ from onyx.errors import OnyxError
 __all__ = ["main", "shipped_model", "COMMANDS"]
 
 # the subcommands, in the order `onyx --help` lists them (module onyx.cli.<name>, command name with '-')
-COMMANDS = ["run", "info", "check", "ops", "serve", "batch"]
+COMMANDS = [
+    "run",
+    "info",
+    "check",
+    "ops",
+    "serve",
+    "batch",
+    "view",
+    "profile",
+    "optimize",
+    "bench",
+    "compare",
+    "quantize",
+    "convert",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -50,6 +50,8 @@ typedef struct {
     size_t cached_bytes;
     size_t cached_blocks;
     unsigned long long hits, misses, evictions;
+    size_t max_request;        /* larger requests fail (numpy raises MemoryError); 0: no bound */
+    unsigned long long refused; /* requests refused for max_request (read for stats only) */
 } arena_t;
 
 static inline header_t *header_of(void *p) { return (header_t *)((char *)p - sizeof(header_t)); }
@@ -183,14 +185,27 @@ static void large_free(arena_t *a, void *p) {
 }
 
 /* -- the allocator numpy calls ------------------------------------------------------------------ */
+/* A request past the session's bound fails here, before the system promises memory it cannot give
+ * (Linux overcommits: the process would be killed when the pages are touched, not refused now). */
+static inline int refused(arena_t *a, size_t n) {
+    const size_t bound = a->max_request;
+    if (bound == 0 || n <= bound) return 0;
+    a->refused++; /* a statistic: an unlocked count may miss a concurrent refusal */
+    return 1;
+}
+
 static void *arena_malloc(void *ctx, size_t n) {
-    return n >= ONYX_ARENA_MIN ? large_alloc((arena_t *)ctx, n, 0) : small_alloc(n, 0);
+    arena_t *a = (arena_t *)ctx;
+    if (refused(a, n)) return NULL;
+    return n >= ONYX_ARENA_MIN ? large_alloc(a, n, 0) : small_alloc(n, 0);
 }
 
 static void *arena_calloc(void *ctx, size_t nelem, size_t elsize) {
     if (elsize != 0 && nelem > SIZE_MAX / elsize) return NULL;
     const size_t n = nelem * elsize;
-    return n >= ONYX_ARENA_MIN ? large_alloc((arena_t *)ctx, n, 1) : small_alloc(n, 1);
+    arena_t *a = (arena_t *)ctx;
+    if (refused(a, n)) return NULL;
+    return n >= ONYX_ARENA_MIN ? large_alloc(a, n, 1) : small_alloc(n, 1);
 }
 
 static void arena_free(void *ctx, void *p, size_t size) {
@@ -202,6 +217,7 @@ static void arena_free(void *ctx, void *p, size_t size) {
 
 static void *arena_realloc(void *ctx, void *p, size_t n) {
     if (p == NULL) return arena_malloc(ctx, n);
+    if (refused((arena_t *)ctx, n)) return NULL; /* as realloc: the old block stays valid */
     header_t *h = header_of(p);
     const size_t capacity = h->capacity;
     if (capacity < ONYX_ARENA_MIN && n < ONYX_ARENA_MIN) { /* small stays small: numpy's realloc */
@@ -317,6 +333,17 @@ static PyObject *arena_set_limit(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *arena_set_max_request(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *capsule;
+    unsigned long long bound;
+    if (!PyArg_ParseTuple(args, "OK", &capsule, &bound)) return NULL;
+    arena_t *a = arena_of(capsule);
+    if (a == NULL) return NULL;
+    a->max_request = (size_t)bound;
+    Py_RETURN_NONE;
+}
+
 static PyObject *arena_stats(PyObject *self, PyObject *capsule) {
     (void)self;
     arena_t *a = arena_of(capsule);
@@ -324,9 +351,11 @@ static PyObject *arena_stats(PyObject *self, PyObject *capsule) {
     PyThread_acquire_lock(a->lock, WAIT_LOCK);
     const unsigned long long bytes = a->cached_bytes, blocks = a->cached_blocks, limit = a->limit;
     const unsigned long long hits = a->hits, misses = a->misses, evictions = a->evictions;
+    const unsigned long long max_request = a->max_request, refusals = a->refused;
     PyThread_release_lock(a->lock);
-    return Py_BuildValue("{sKsKsKsKsKsK}", "cached_bytes", bytes, "cached_blocks", blocks, "limit", limit,
-                         "hits", hits, "misses", misses, "evictions", evictions);
+    return Py_BuildValue("{sKsKsKsKsKsKsKsK}", "cached_bytes", bytes, "cached_blocks", blocks, "limit", limit,
+                         "hits", hits, "misses", misses, "evictions", evictions, "max_request", max_request,
+                         "refused", refusals);
 }
 
 static PyMethodDef methods[] = {
@@ -335,7 +364,9 @@ static PyMethodDef methods[] = {
     {"restore", arena_restore, METH_O, "restore(previous): put back the handler install() returned."},
     {"release", arena_release, METH_O, "release(handler): free every block in its cache."},
     {"set_limit", arena_set_limit, METH_VARARGS, "set_limit(handler, limit_bytes): bound its cache."},
-    {"stats", arena_stats, METH_O, "stats(handler): its cache's bytes, blocks, limit, hits, misses, evictions."},
+    {"set_max_request", arena_set_max_request, METH_VARARGS,
+     "set_max_request(handler, bytes): refuse larger requests (0: no bound)."},
+    {"stats", arena_stats, METH_O, "stats(handler): cache bytes, blocks, limit, hits, misses, evictions, refusals."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,7 +23,10 @@ DEFAULT_LIMIT = 1 << 30
 #: The name numpy reports for arrays allocated inside an arena (``get_handler_name``).
 HANDLER_NAME = "onyx_arena"
 
-_EMPTY_STATS = {"cached_bytes": 0, "cached_blocks": 0, "limit": 0, "hits": 0, "misses": 0, "evictions": 0}
+_EMPTY_STATS = {
+    "cached_bytes": 0, "cached_blocks": 0, "limit": 0, "hits": 0, "misses": 0, "evictions": 0,
+    "max_request": 0, "refused": 0,
+}
 
 
 class _Installed:
@@ -86,8 +89,18 @@ class Arena:
         st = self.stats()
         return st["hits"] + st["misses"] > 0
 
+    def bound_requests(self, max_bytes: int) -> None:
+        """Refuse single allocations larger than ``max_bytes`` inside this arena (0: no bound): numpy
+        then raises MemoryError at once, where the system would promise the memory and the process be
+        killed when it is touched. A no-op where the compiled module is missing."""
+        if max_bytes < 0:
+            raise ValueError(f"a request bound must be >= 0 bytes, got {max_bytes}")
+        if self._module is not None:
+            self._module.set_max_request(self._handler, int(max_bytes))
+
     def stats(self) -> dict[str, int]:
-        """The cache's state: cached_bytes, cached_blocks, limit, hits, misses, evictions."""
+        """The cache's state: cached_bytes, cached_blocks, limit, hits, misses, evictions, and the
+        request bound (max_request) with the number of requests it refused."""
         if self._module is None:
             return dict(_EMPTY_STATS)
         return self._module.stats(self._handler)

@@ -147,9 +147,18 @@ def limited(n: int | None, *, openblas: int | None = None) -> Iterator[None]:
             lib.MKL_Set_Num_Threads_Local(previous)
 
 
-def for_run(threads: int):
+def for_run(threads: int, *, deterministic: bool = False):
     """A context manager giving BLAS a session's ``intra_op_num_threads`` (0: BLAS's own default) for
-    one run: nothing to do for a default session on numpy's OpenBLAS (the common small model)."""
+    one run: nothing to do for a default session on numpy's OpenBLAS (the common small model).
+
+    ``deterministic`` (SessionOptions.use_deterministic_compute): BLAS on one thread for the run. MKL
+    picks its thread count per call (MKL_DYNAMIC) and its results depend on it (a 7x300 @ 300x257
+    product differs in the last bits between one and two threads); on one thread each product is one
+    fixed computation, and the big ones are split over onyx's own threads instead (parallel.matmul), in
+    pieces that depend on the shape and the session's thread count alone, never on the load."""
+    if deterministic:
+        mkl.active()  # load MKL now where it is onyx's BLAS: loaded mid-run, it would escape the limit
+        return limited(1, openblas=1)
     if _mkl() is not None:
         return limited(threads or None, openblas=1)
     return limited(threads) if threads > 0 else _NOTHING

@@ -7,6 +7,8 @@ Operators pass the session's ``intra_op_num_threads`` (0: the default) and never
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from onyx.kernels import blas
@@ -40,9 +42,24 @@ TRANSPOSE_MIN_DEPTH = 512
 TRANSPOSE_BACK_BYTES = 1 << 20
 
 
-def product(a: np.ndarray, b: np.ndarray, macs: int, *, threads: int = 0) -> np.ndarray:
+#: A product of at least twice this many multiply-adds, run while its run can be stopped (a RunOptions:
+#: ``stop``), runs in blocks of about this many, checking the stop between them: ~30 ms each on two busy
+#: cores (a timeout overshoots by 15 ms at the median, 22 at most: bench/README.md, Soak). The blocks
+#: cost MKL some speed (a 4096x1024 @ 1024x1024 product 108 -> 144 ms in blocks of 1024 rows), which is
+#: why smaller products, and runs without RunOptions, never take them.
+BLOCK_MACS = 1 << 30
+
+
+def product(
+    a: np.ndarray, b: np.ndarray, macs: int, *, threads: int = 0, stop: Any = None
+) -> np.ndarray:
     """``np.matmul(a, b)`` for float operands of ``macs`` multiply-adds, run the fastest way for its
-    shape (see the constants above); ``threads``: the session's ``intra_op_num_threads`` (0: default)."""
+    shape (see the constants above); ``threads``: the session's ``intra_op_num_threads`` (0: default).
+    ``stop`` (the run's RunStop, or None): a huge product runs in blocks (:func:`blocked_product`)."""
+    if stop is not None and macs >= 2 * BLOCK_MACS:
+        y = blocked_product(a, b, macs, threads, stop)
+        if y is not None:
+            return y
     if macs < TINY_GEMM_MACS:
         return np.matmul(a, b)
     if b.ndim > 2 and (y := blas.matmul_stack(a, b)) is not None:
@@ -60,6 +77,43 @@ def product(a: np.ndarray, b: np.ndarray, macs: int, *, threads: int = 0) -> np.
         return matmul(a, b, threads=pool_threads(threads))
     with one_thread():
         return blas.matmul(a, b)
+
+
+def blocked_product(a: np.ndarray, b: np.ndarray, macs: int, threads: int, stop: Any) -> np.ndarray | None:
+    """``a @ b`` in blocks of about BLOCK_MACS multiply-adds, ``stop.check`` before each: over rows of
+    ``a`` (flattened) for a matrix ``b``, else over the leading batch axis when both have the same batch
+    dims; None for the other shapes (broadcast batch dims, 1-D operands). Each block is a product() of
+    its own, rows in multiples of 64. The values are the unblocked product's, the bits not always: MKL's
+    kernels depend on the row count of a call (a 4100x1000 @ 1000x1031 product differs in the last bits
+    in blocks; OpenBLAS's results did not in the shapes tried). Only runs made with a RunOptions take
+    this path, and only for products of at least 2 * BLOCK_MACS."""
+    if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype or a.shape[-1] != b.shape[-2]:
+        return None
+    if b.ndim == 2:
+        k, n = b.shape
+        a2 = a.reshape(-1, k)
+        rows = a2.shape[0]
+        step = max(64, BLOCK_MACS // max(k * n, 1) // 64 * 64)
+        if rows <= step:
+            return None
+        y = np.empty((rows, n), dtype=a.dtype)
+        for lo in range(0, rows, step):
+            stop.check(f"rows {lo}:{min(lo + step, rows)} of {rows} of a {rows}x{k} @ {k}x{n} product")
+            part = a2[lo : lo + step]
+            y[lo : lo + step] = product(part, b, part.shape[0] * k * n, threads=threads)
+        return y.reshape(a.shape[:-1] + (n,))
+    if a.ndim != b.ndim or a.shape[:-2] != b.shape[:-2]:
+        return None
+    per = macs // max(a.shape[0], 1)
+    step = max(1, -(-BLOCK_MACS // max(per, 1)))  # at least a block's worth: stacks run as batch GEMMs
+    if a.shape[0] <= step:
+        return None
+    y = np.empty(a.shape[:-1] + (b.shape[-1],), dtype=a.dtype)
+    for lo in range(0, a.shape[0], step):
+        stop.check(f"batch {lo}:{min(lo + step, a.shape[0])} of a {list(a.shape)} @ {list(b.shape)} product")
+        part = a[lo : lo + step]
+        y[lo : lo + step] = product(part, b[lo : lo + step], per * part.shape[0], threads=threads)
+    return y
 
 
 def product_t(a: np.ndarray, b: np.ndarray, macs: int) -> np.ndarray:

@@ -385,6 +385,13 @@ def is_required(value: Any) -> bool:
     return value is _REQUIRED
 
 
+def _per_thread_stops() -> Any:
+    """A per-thread holder of the running run's stop (the runtime owns threads; ops only read it)."""
+    from onyx.runtime.cancellation import PerThreadStop
+
+    return PerThreadStop()
+
+
 @dataclass
 class KernelContext:
     """What a kernel may need from the run: seeds, thread count, the subgraph runner."""
@@ -392,6 +399,26 @@ class KernelContext:
     intra_op_num_threads: int = 0
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the session's use_deterministic_compute: kernels pick one path whatever the load and concurrency
+    deterministic: bool = False
+    # per calling thread: the stop of the run this thread is in (one context serves concurrent runs)
+    _runs: Any = field(default_factory=_per_thread_stops, repr=False, compare=False)
+
+    @property
+    def stop(self) -> Any:
+        """The running run's stop (onyx.runtime.cancellation.RunStop) on this thread, or None: a kernel
+        that can run for long splits its work in blocks when there is one and calls ``stop.check(what)``
+        between them (see onyx.kernels.blocks)."""
+        return self._runs.stop
+
+    def enter_run(self, stop: Any) -> Any:
+        """Make ``stop`` this thread's run stop; returns the previous one, for :meth:`exit_run`."""
+        previous = self._runs.stop
+        self._runs.stop = stop
+        return previous
+
+    def exit_run(self, previous: Any) -> None:
+        self._runs.stop = previous
 
     def rng(self, seed: float | None = None):
         """A numpy Generator: seeded from ``seed`` when the node has one."""

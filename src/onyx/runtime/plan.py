@@ -21,6 +21,7 @@ from onyx.ops import registry
 from onyx.ops.binding import attribute_value as attribute_value  # re-exported: older imports
 from onyx.ops.binding import bind, freeze, opset_for, resolve_attributes
 from onyx.ops.registry import KernelContext
+from onyx.runtime.cancellation import Terminated as Terminated  # re-exported: raised by runs stopped
 from onyx.runtime.shape_cache import cache_shape_regions, is_reported
 
 NONE_SLOT = 0  # a slot that always holds None: absent optional inputs read it
@@ -55,7 +56,7 @@ class BoundSubgraph:
         self.plan = plan
         self.outer_env = outer_env
         self.profile = profile  # the run's profile list: subgraph nodes are timed too
-        self.stop = stop  # the run's RunOptions: terminate stops subgraphs (Loop bodies) too
+        self.stop = stop  # the run's RunStop (runtime/cancellation.py): checked on every call too
         self.input_names = plan.input_names
         self.output_names = plan.output_names
         self.output_types = plan.output_types  # declared types (TypeBase or None), e.g. for empty scans
@@ -63,11 +64,9 @@ class BoundSubgraph:
         self.num_outputs = len(plan.output_names)
 
     def __call__(self, *args: Any) -> list[Any]:
+        if self.stop is not None:  # every iteration of a Loop or Scan, even one whose body has no node
+            self.stop.check(f"an iteration of a subgraph ({len(self.plan.steps)} nodes)")
         return self.plan.run(list(args), self.outer_env, self.profile, self.stop)
-
-
-class Terminated(Fail):
-    """A run stopped because its RunOptions.terminate was set."""
 
 
 class Step:
@@ -221,10 +220,11 @@ class Plan:
         inputs = list(f.inputs)
         body = Plan(f.graph, cc, outer=None, inputs=inputs, outputs=f.outputs, attr_env=env)
         n_in = len(inputs)
+        kctx = self.cc.kctx
 
         def call(*args: Any) -> tuple:
             args = list(args) + [None] * (n_in - len(args))
-            return tuple(body.run(args, None))
+            return tuple(body.run(args, None, None, kctx.stop))  # the run's stop reaches the body's nodes
 
         step = Step(call, tuple(ins), tuple(outs), {}, node, (), pure=False)  # the body may be random
         step.single = False
@@ -259,16 +259,18 @@ class Plan:
     def run(
         self, inputs: list[Any], outer_env: list[Any] | None, profile: list | None = None, stop: Any = None
     ) -> list[Any]:
-        """Run the steps. ``profile`` collects (node, t0, t1) per node; ``stop`` (RunOptions) is checked
-        before each node: once its ``terminate`` is set the run raises :class:`Terminated`."""
+        """Run the steps. ``profile`` collects (node, t0, t1, inputs, outputs) per node, where inputs and
+        outputs are (type name, shape, bytes) per value (:func:`_type_shapes`); ``stop`` (a RunStop of
+        runtime/cancellation.py) is checked before each node: once its RunOptions.terminate is set or its
+        deadline has passed, the run raises :class:`Terminated`."""
         env = self.template.copy()
         if outer_env is not None:
             for mine, theirs in self.imports:
                 env[mine] = outer_env[theirs]
         for s, v in zip(self.input_slots, inputs):
             env[s] = v
-        if profile is None and stop is None and self._fast is not None:
-            return self._run_fast(env)
+        if profile is None and self._fast is not None:
+            return self._run_fast(env) if stop is None else self._run_fast_stoppable(env, stop)
         for st in self.steps:
             args = [env[i] for i in st.ins]
             kwargs = st.kwargs
@@ -281,8 +283,8 @@ class Plan:
                         if m.many
                         else BoundSubgraph(m.plan, env, profile, stop)
                     )
-            if stop is not None and stop.terminate:
-                raise Terminated(f"run terminated (RunOptions.terminate is set) before {st.node.describe()}")
+            if stop is not None:
+                stop.check(st.node)
             t0 = time.perf_counter() if profile is not None else 0.0
             try:
                 res = st.fn(*args, **kwargs)
@@ -291,7 +293,9 @@ class Plan:
             except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
                 _raise_failure(st, args, e)
             if profile is not None:
-                profile.append((st.node, t0, time.perf_counter()))
+                t1 = time.perf_counter()  # the inputs' and outputs' types and sizes are read outside the time
+                outs = res if not st.single and isinstance(res, tuple | list) else (res,)
+                profile.append((st.node, t0, t1, _type_shapes(args), _type_shapes(outs)))
             if st.single:
                 env[st.outs[0]] = res
             else:
@@ -309,6 +313,39 @@ class Plan:
         st = None
         try:
             for st, fn, get, mode, kwargs, out, frees in self._fast:
+                if mode == 0:
+                    res = fn(get(env))
+                elif mode == 1:
+                    res = fn(*get(env))
+                else:
+                    res = fn(*get(env), **kwargs)
+                if out >= 0:
+                    env[out] = res
+                else:
+                    if not isinstance(res, tuple | list):
+                        res = (res,)
+                    for s, r in zip(st.outs, res):
+                        env[s] = r
+                if frees:
+                    for s in frees:
+                        env[s] = None
+        except Terminated:
+            raise
+        except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its node
+            if st is None:
+                raise
+            _raise_failure(st, [env[i] for i in st.ins], e)
+        return [env[s] for s in self.output_slots]
+
+    def _run_fast_stoppable(self, env: list[Any], stop: Any) -> list[Any]:
+        """:meth:`_run_fast` with ``stop.check`` before each step (a run made with RunOptions); kept
+        apart so that runs without any pay nothing for it."""
+        st = None
+        options, deadline, now = stop.options, stop.deadline, time.monotonic
+        try:
+            for st, fn, get, mode, kwargs, out, frees in self._fast:
+                if options.terminate or (deadline is not None and now() >= deadline):
+                    stop.check(st.node)  # raises, naming the node and why
                 if mode == 0:
                     res = fn(get(env))
                 elif mode == 1:
@@ -357,6 +394,32 @@ def describe_value(x: Any) -> str:
     if isinstance(x, dict):
         return f"map(len={len(x)})"
     return type(x).__name__
+
+
+_TYPE_NAMES: dict[Any, str] = {}
+
+
+def _type_shapes(values: Any) -> list[tuple[str, list[int], int] | None]:
+    """What a profile records of a node's inputs or outputs: (onnxruntime's element type name, shape,
+    bytes) per tensor, None for absent or non-tensor values, such as the shapes that the shape cache's
+    steps take in place of tensors (profiling only: never on the fast path)."""
+    out: list[tuple[str, list[int], int] | None] = []
+    for v in values:
+        dtype = getattr(v, "dtype", None)
+        if dtype is None or not hasattr(v, "shape"):
+            out.append(None)
+            continue
+        name = _TYPE_NAMES.get(dtype)
+        if name is None:
+            from onyx.ir.dtypes import from_numpy
+
+            try:
+                name = from_numpy(dtype).onnx_name
+            except Exception:  # noqa: BLE001 - a dtype onnx has no name for: shown as numpy names it
+                name = str(dtype)
+            _TYPE_NAMES[dtype] = name
+        out.append((name, [int(d) for d in v.shape], int(getattr(v, "nbytes", 0))))
+    return out
 
 
 def _raise_failure(st: Step, args: list[Any], e: Exception) -> None:

@@ -17,13 +17,23 @@ from onyx.ir.dtypes import DataType
 from onyx.ir.model import Model, Value
 from onyx.ir.types import MapType, OptionalType, SequenceType, Shape, SparseTensorType, TensorType, TypeBase
 from onyx.kernels import blas_threads, mkl
+from onyx.kernels.arena import DEFAULT_LIMIT as DEFAULT_ARENA_LIMIT
 from onyx.kernels.arena import Arena
 from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
-from onyx.runtime import repack
+from onyx.runtime import cancellation, feeds, repack
+from onyx.runtime.limits import max_tensor_bytes
 from onyx.runtime.options import GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.runtime.plan import CompileContext, Plan
 from onyx.runtime.providers import resolve_providers
+from onyx.runtime.session_api import (
+    SessionExtras,
+    dense_feed,
+    load_for_session,
+    options_from_model,
+    seeded_generator,
+    session_threads,
+)
 
 
 class NodeArg:
@@ -88,7 +98,7 @@ def reported_type(declared: TypeBase | None, inferred: TypeBase | None) -> TypeB
     return TensorType(elem, Shape(dims))
 
 
-class InferenceSession:
+class InferenceSession(SessionExtras):
     """Load a model and run it: ``InferenceSession(path).run(None, {"x": array})``."""
 
     def __init__(
@@ -99,8 +109,6 @@ class InferenceSession:
         provider_options: list[dict] | None = None,
         **kwargs: Any,
     ):
-        from onyx.model_io import load
-
         self._options = sess_options if sess_options is not None else SessionOptions()
         self._providers, self._provider_options = resolve_providers(providers, provider_options)
         self._source = path_or_bytes
@@ -109,13 +117,13 @@ class InferenceSession:
             model = path_or_bytes.clone()  # the session rewrites its copy, never the caller's model
         elif isinstance(path_or_bytes, str | os.PathLike):
             self._model_path = os.fspath(path_or_bytes)
-            model = load(path_or_bytes)
+            model = load_for_session(path_or_bytes, self._options)
             self._file_stamp = _file_stamp(self._model_path)
         elif isinstance(path_or_bytes, bytes | bytearray | memoryview):
             self._model_path = None
             # one immutable copy: the model's weights view it, and pickling sends it
             self._source = data = path_or_bytes if isinstance(path_or_bytes, bytes) else bytes(path_or_bytes)
-            model = load(data)
+            model = load_for_session(data, self._options)
         else:
             raise InvalidArgument(
                 f"InferenceSession expects a path, bytes or an onyx Model, got {type(path_or_bytes).__name__}"
@@ -125,7 +133,12 @@ class InferenceSession:
         self._profile_start = time.perf_counter()
         self._profile_start_ns = time.time_ns() if self._profiling else 0
         self._lock = threading.Lock()
+        self._options = options_from_model(model, self._options)  # ORT_LOAD_CONFIG_FROM_MODEL=1
         self._build(model)
+        if self._options._config.get("session.keep_values"):  # onyx's own entry: runtime/intermediates.py
+            from onyx.runtime.intermediates import keep_values
+
+            keep_values(self)
 
     # -- building ------------------------------------------------------------------------------
     def _build(self, model: Model) -> None:
@@ -152,22 +165,38 @@ class InferenceSession:
 
             # past ~1.8 GB of weights the file would cross protobuf's 2 GB limit: weights go beside it
             big = weight_bytes(model) > (1800 << 20)
-            save(model, self._options.optimized_model_filepath, save_as_external_data=big)
+            conf = self._options._config  # onnxruntime's entries naming the weights' file and threshold
+            ext_file = conf.get("session.optimized_model_external_initializers_file_name")
+            min_size = int(conf.get("session.optimized_model_external_initializers_min_size_in_bytes", 1024))
+            save(
+                model,
+                self._options.optimized_model_filepath,
+                save_as_external_data=big or bool(ext_file),
+                location=ext_file or None,
+                size_threshold=min_size if ext_file else 1024,
+            )
         self._model = model
         g = model.graph
-        threads = int(self._options.intra_op_num_threads or 0)
+        threads = session_threads(self._options)  # its own count, or the global pool's
         if self._options.enable_cpu_mem_arena and switches.mallopt:
             # asked for (ONYX_MALLOPT=1): glibc keeps freed intermediates for the next run, process-wide
             from onyx.runtime.allocator import keep_freed_memory
 
             keep_freed_memory()
         # the run's intermediates come from and go back to this session's own cache (onnxruntime's
-        # CPU arena); emptied when the session goes
-        self._arena = Arena(enabled=bool(self._options.enable_cpu_mem_arena))
+        # CPU arena); emptied when the session goes. Its allocator also refuses any one tensor past
+        # session.max_tensor_bytes, so a memory bomb fails its node instead of the process (limits.py)
+        self._arena = Arena(DEFAULT_ARENA_LIMIT if self._options.enable_cpu_mem_arena else 0)
+        self._arena.bound_requests(max_tensor_bytes(self._options))
         self._arena_hooks = self._arena.hooks()
-        self._arena_probes = 3
         weakref.finalize(self, self._arena.close)
-        kctx = KernelContext(intra_op_num_threads=threads)
+        # after onyx.set_seed: one generator per session, its stream advancing node by node and run by run
+        # use_deterministic_compute: one path per kernel and shape whatever the load (BLAS on one thread
+        # during runs, onyx's own fixed partitions: see kernels.blas_threads.for_run)
+        self._deterministic = bool(getattr(self._options, "use_deterministic_compute", False))
+        kctx = KernelContext(
+            intra_op_num_threads=threads, seed=seeded_generator(), deterministic=self._deterministic
+        )
         kctx.extra["opsets"] = model.opsets
         self._blas_threads = threads  # BLAS's count for the duration of each run (kernels.blas_threads)
         cc = CompileContext(model.opsets, model.function_map(), kctx)
@@ -177,7 +206,8 @@ class InferenceSession:
         # input the caller may override
         overridable = (model.ir_version or 0) >= 4
         self._overridable: list[Value] = [v for v in g.inputs if v.name in init_names and overridable]
-        self._plan = Plan(g, cc)
+        with self._arena.installed():  # kernels' prepare steps allocate under max_tensor_bytes too (fuzz)
+            self._plan = Plan(g, cc)
         if self._options._config.get(repack.DISABLE_KEY, "0") != "1":
             repack.transpose_gemm_weights(self._plan, g)
         release_mapped_pages(model)  # weights are in place: pages read only while optimizing may go
@@ -237,7 +267,8 @@ class InferenceSession:
     def set_providers(
         self, providers: list[Any] | None = None, provider_options: list[dict] | None = None
     ) -> None:
-        self._providers, self._provider_options = resolve_providers(providers, provider_options)
+        """Choose the providers again; an unknown one raises (the constructor alone warns and falls back)."""
+        self._providers, self._provider_options = resolve_providers(providers, provider_options, strict=True)
 
     def get_profiling_start_time_ns(self) -> int:
         """When profiling started, in ns since the epoch (0 when profiling is off), as onnxruntime."""
@@ -268,10 +299,8 @@ class InferenceSession:
             out_idx = []
             for name in output_names:
                 i = self._output_index.get(name)
-                if i is None:
-                    raise InvalidArgument(
-                        f"invalid output name {name!r}: the model's outputs are {list(self._output_index)}"
-                    )
+                if i is None:  # any value of the original graph (onyx only): see runtime/intermediates.py
+                    return self._run_values(list(output_names), input_feed, run_options)
                 out_idx.append(i)
         inputs = list(self._defaults)
         fed_roots: set[int] = set()
@@ -291,51 +320,75 @@ class InferenceSession:
             i = self._input_index.get(name)
             if i is None:
                 raise InvalidArgument(
-                    f"invalid input name {name!r}: the model's inputs are {[a.name for a in self._inputs]}"
+                    f"Invalid input name: {name} ({name!r} is not one of the model's inputs "
+                    f"{[a.name for a in self._inputs]})"
                 )
-            inputs[i] = x = _convert_feed(self._model.graph.inputs[i], value)
+            inputs[i] = x = _convert_feed(self._model.graph.inputs[i], dense_feed(value))
             if isinstance(x, np.ndarray):
                 fed_roots.add(id(_owner(x)))
         missing = [n for n in self._required if n not in input_feed]
         if missing:
             raise InvalidArgument(
-                f"missing input(s) {sorted(missing)}: the model needs {[a.name for a in self._inputs]}"
+                f"Required inputs ({sorted(missing)}) are missing from input feed ({list(input_feed)}): "
+                f"the model needs {[a.name for a in self._inputs]}"
             )
-        if run_options is not None and run_options.terminate:
-            from onyx.errors import Fail
-
-            raise Fail("run terminated: RunOptions.terminate is set")
+        # raises at once when terminate is already set; None without RunOptions: nothing to check
+        stop = cancellation.for_run(run_options) if run_options is not None else None
         arena = self._arena_hooks  # this run's arrays come from the session's arena, where there is one
         previous = arena[0](arena[2]) if arena is not None else None
         try:
-            if self._blas_threads or mkl.loaded() is not None:
-                with blas_threads.for_run(self._blas_threads):
-                    outs = self._run_plan(inputs, run_options)
+            if self._blas_threads or self._deterministic or mkl.loaded() is not None:
+                with blas_threads.for_run(self._blas_threads, deterministic=self._deterministic):
+                    outs = self._run_plan(inputs, stop)
             else:  # a default session on numpy's BLAS: nothing to scope
-                outs = self._run_plan(inputs, run_options)
+                outs = self._run_plan(inputs, stop)
+            # outputs the caller owns are copied under the same bound (a broadcast view may be huge)
+            return [self._owned_output(outs[i], fed_roots, i) for i in out_idx]
         finally:
             if arena is not None:
                 arena[1](previous)
-                if self._arena_probes > 0:  # the first runs tell whether the arena serves anything here
-                    self._arena_probes -= 1
-                    if not self._arena_probes and not self._arena.used():
-                        self._arena_hooks = None  # no block big enough: not worth installing per run
-        return [_output(outs[i], fed_roots) for i in out_idx]
+                if stop is not None and cancellation.shrinks_arena(run_options):
+                    self._arena.release()  # onnxruntime's memory.enable_memory_arena_shrinkage
 
-    def _run_plan(self, inputs: list, run_options) -> list:
+    def _owned_output(self, x: Any, fed_roots: set[int], index: int) -> Any:
+        try:
+            return _output(x, fed_roots)
+        except MemoryError as e:
+            from onyx.errors import Fail
+
+            name = self._outputs[index].name if index < len(self._outputs) else f"#{index}"
+            raise Fail(f"output {name!r} cannot be returned: {e}") from None
+
+    def _run_values(self, names: list[str], input_feed: dict[str, Any], run_options) -> list:
+        """``run`` for names that are not graph outputs: values of the original graph, from a plan
+        where they survive (unknown names raise InvalidArgument naming them)."""
+        from onyx.runtime.intermediates import run_values
+
+        return run_values(self, names, input_feed, run_options)
+
+    def _run_plan(self, inputs: list, stop: cancellation.RunStop | None) -> list:
+        if stop is not None:  # the run's kernels see it too: long ones check it between blocks
+            kctx = self._plan.cc.kctx
+            previous = kctx.enter_run(stop)
+            try:
+                return self._run_plan_timed(inputs, stop)
+            finally:
+                kctx.exit_run(previous)
         if not self._profiling:
-            return self._plan.run(inputs, None, None, run_options)
+            return self._plan.run(inputs, None)
+        return self._run_plan_timed(inputs, None)
+
+    def _run_plan_timed(self, inputs: list, stop: cancellation.RunStop | None) -> list:
+        if not self._profiling:
+            return self._plan.run(inputs, None, None, stop)
         profile: list = []
         t0 = time.perf_counter()
-        outs = self._plan.run(inputs, None, profile, run_options)
+        outs = self._plan.run(inputs, None, profile, stop)
         record = (threading.get_native_id(), t0, time.perf_counter(), profile)
         with self._lock:
             if self._profiling:
                 self._profile.append(record)
         return outs
-
-    def run_with_ort_values(self, output_names, input_feed, run_options=None):
-        return self.run(output_names, input_feed, run_options)
 
     def end_profiling(self) -> str:
         """Write the timings (Chrome trace JSON, like onnxruntime's) and return the file name.
@@ -357,10 +410,11 @@ class InferenceSession:
 
         events = []
         for tid, r0, r1, nodes in runs:
-            for node, t0, t1 in nodes:
+            for node, t0, t1, ins, outs in nodes:
                 args = {"op_name": node.op_type, "provider": self._providers[0]}
                 if id(node) in index:
                     args["node_index"] = str(index[id(node)])
+                args.update(_profile_sizes(node, ins, outs))
                 events.append(
                     {
                         "cat": "Node",
@@ -449,6 +503,33 @@ def _override_free_dims(model: Model, by_name: dict[str, int], by_denotation: di
             t.shape.dims = [by_name.get(d, d) if isinstance(d, str) else d for d in t.shape.dims]
 
 
+def _profile_sizes(node, ins: list, outs: list) -> dict:
+    """onnxruntime's per-node profile fields: input/output types and shapes, and bytes of weights
+    (initializers), of other inputs (activations) and of outputs, as strings as onnxruntime writes them."""
+    params = acts = out_bytes = 0
+    in_shapes, out_shapes = [], []
+    for i, rec in enumerate(ins):
+        if rec is None:
+            continue
+        name, shape, nbytes = rec
+        in_shapes.append({name: shape})
+        v = node.inputs[i] if i < len(node.inputs) else None
+        if v is not None and v.const is not None:
+            params += nbytes
+        else:
+            acts += nbytes
+    for rec in outs:
+        if rec is not None:
+            out_shapes.append({rec[0]: rec[1]})
+            out_bytes += rec[2]
+    return {
+        "activation_size": str(acts),
+        "parameter_size": str(params),
+        "output_size": str(out_bytes),
+        "input_type_shape": in_shapes,
+        "output_type_shape": out_shapes,
+    }
+
 def _file_stamp(path: str) -> tuple | None:
     """What identifies a file's contents cheaply: inode, size and modification time."""
     try:
@@ -527,28 +608,30 @@ def _convert_feed(v: Value, value: Any) -> Any:
                     f"input {v.name!r}: cannot convert {type(value).__name__} to {t.ort_name()}: {e}"
                 ) from None
         if expected is not None and arr.dtype != expected:
-            if expected == np.dtype(object) and arr.dtype.kind in "US":
-                arr = arr.astype(object)
+            if expected == np.dtype(object) and feeds.is_string_array(arr):
+                arr = feeds.string_tensor(arr)  # bytes, void, unicode as onnxruntime reads them
             else:
                 got = _dtype_name(arr.dtype)
                 raise InvalidArgument(
-                    f"input {v.name!r}: expected {t.ort_name()}, got tensor({got}) "
-                    f"(unexpected input data type)"
+                    f"Unexpected input data type. Actual: (tensor({got})) , expected: ({t.ort_name()}) "
+                    f"for input {v.name!r}"
                 )
         if arr.dtype == object:
-            arr = _str_elements(arr)
+            arr = feeds.string_tensor(arr)
         shape = t.shape
         if shape is not None:
             if arr.ndim != len(shape.dims):
                 raise InvalidArgument(
-                    f"input {v.name!r}: expected rank {len(shape.dims)} (shape {_fmt_shape(shape.dims)}), "
-                    f"got rank {arr.ndim} (shape {list(arr.shape)})"
+                    f"Invalid rank for input: {v.name} Got: {arr.ndim} Expected: {len(shape.dims)} "
+                    f"(input {v.name!r}: expected rank {len(shape.dims)}, shape {_fmt_shape(shape.dims)}; "
+                    f"got rank {arr.ndim}, shape {list(arr.shape)})"
                 )
             for axis, (want, got) in enumerate(zip(shape.dims, arr.shape)):
                 if isinstance(want, int) and want >= 0 and want != got:
                     raise InvalidArgument(
-                        f"input {v.name!r}: dimension {axis} must be {want}, got {got} "
-                        f"(expected shape {_fmt_shape(shape.dims)}, got {list(arr.shape)})"
+                        f"Got invalid dimensions for input: {v.name} for the following indices index: {axis} "
+                        f"Got: {got} Expected: {want} (input {v.name!r}: dimension {axis} must be {want}, "
+                        f"expected shape {_fmt_shape(shape.dims)}, got {list(arr.shape)})"
                     )
         return arr
     if not isinstance(arr, np.ndarray):
@@ -600,24 +683,6 @@ def _convert_map(name: str, t: MapType, value: dict) -> dict:
                 ) from None
         out[kk] = x
     return out
-
-
-def _str_elements(arr: np.ndarray) -> np.ndarray:
-    """A string tensor holds Python str: bytes are decoded as UTF-8, anything else becomes str(x) (as
-    onnxruntime converts object arrays)."""
-    if all(type(x) is str for x in arr.flat):
-        return arr
-    out = [
-        x
-        if type(x) is str
-        else bytes(x).decode("utf-8", "surrogateescape")
-        if isinstance(x, bytes | bytearray)
-        else str(x)
-        for x in arr.flat
-    ]
-    res = np.empty(arr.shape, dtype=object)
-    res.ravel()[:] = out if res.size else []
-    return res
 
 
 def _dtype_name(dt: np.dtype) -> str:

@@ -41,8 +41,8 @@ def gemm(a, b, c, alpha, beta, trans_a, trans_b, ctx=None):
             f"Gemm: A' {a.shape} and B' {b.shape} do not chain (transA={trans_a}, transB={trans_b})"
         )
     if a.dtype.kind == "f":
-        threads = ctx.intra_op_num_threads if ctx is not None else 0
-        y = product(a, b, a.shape[0] * a.shape[1] * b.shape[1], threads=threads)
+        threads, stop = (ctx.intra_op_num_threads, ctx.stop) if ctx is not None else (0, None)
+        y = product(a, b, a.shape[0] * a.shape[1] * b.shape[1], threads=threads, stop=stop)
     else:
         y = a @ b
     if alpha != 1.0:

@@ -16,8 +16,10 @@ def matmul(a, b, ctx=None):
         if a.dtype in NATIVE_FLOATS and b.dtype == a.dtype and a.ndim >= 2 and b.ndim >= 2:
             m, k = a.shape[-2:]
             batch = max(a.size // max(m * k, 1), b.size // max(k * b.shape[-1], 1))
-            threads = ctx.intra_op_num_threads if ctx is not None else 0
-            return product(a, b, batch * m * k * b.shape[-1], threads=threads)
+            if ctx is None:
+                return product(a, b, batch * m * k * b.shape[-1])
+            # the run's stop, when it has one: a huge product runs in blocks, checking it between them
+            return product(a, b, batch * m * k * b.shape[-1], threads=ctx.intra_op_num_threads, stop=ctx.stop)
         if a.dtype in NATIVE_FLOATS or a.dtype.kind in "iu":
             return np.matmul(a, b, out=...)
         return np.matmul(a.astype(F32), b.astype(F32), out=...).astype(a.dtype)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.kernels import products
 from onyx.ops.nn._common import as_compute_weight, back, check_rank, compute_dtype
 from onyx.ops.nn._conv_attrs import conv_kwargs, with_conv_attributes
 from onyx.ops.nn._shapes import conv_rule
@@ -79,6 +80,13 @@ def conv_forward(
         raise InvalidArgument(f"Conv: B of shape {b.shape}, expected ({m},)")
     if n == 0 or geo.positions == 0 or m == 0:
         return np.zeros((n, m) + geo.out, dtype=x.dtype)
+    stop = getattr(ctx, "stop", None)
+    if stop is not None and n > 1:  # a run that can be stopped: a huge batch runs in blocks of images
+        attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group, kernel_shape=kernel_shape,
+                     pads=pads, strides=strides, post=post, act=act, channels_last=channels_last)  # fmt: skip
+        y = _in_blocks(stop, x, w, b, z, geo.positions, attrs)
+        if y is not None:
+            return y
     finish = Finish.of(act, post)
     threads = threads_of(ctx)
     if x.ndim == 4 and (channels_last or channels_last_input(x)):
@@ -95,6 +103,25 @@ def conv_forward(
 
 
 channels_last_input = nhwc.is_channels_last
+
+
+def _in_blocks(stop, x, w, b, z, positions: int, attrs: dict):
+    """conv_forward over blocks of images of about kernels.products.BLOCK_MACS multiply-adds, checking
+    the run's ``stop`` before each (RunOptions.terminate or run.timeout_ms); None when the whole batch
+    is below two blocks. Each block is the same convolution on fewer images: the same values, within
+    the last bits where a GEMM's row count changes BLAS's blocking (only runs made with RunOptions)."""
+    n = x.shape[0]
+    per_image = w.shape[0] * positions * int(np.prod(w.shape[1:]))
+    block = products.BLOCK_MACS
+    if n * per_image < 2 * block:
+        return None
+    step = max(1, block // max(per_image, 1))
+    parts = []
+    for lo in range(0, n, step):
+        stop.check(f"images {lo}:{min(lo + step, n)} of {n} of a convolution")
+        zz = None if z is None else z[lo : lo + step]
+        parts.append(conv_forward(x[lo : lo + step], w, b, z=zz, **attrs))
+    return np.concatenate(parts)
 
 
 def _prepare_conv(*, _node=None, _ctx=None, **attrs):
