@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 from typing import IO, Any
 
 import numpy as np
@@ -28,6 +29,8 @@ def _open_buffer(f: Any) -> tuple[Any, str | None, Any]:
             raise NoSuchFile(f"model file {path!r} does not exist")
         if os.path.isdir(path):
             raise NoSuchFile(f"{path!r} is a directory, not a model file")
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device: opening it may never return
+            raise InvalidArgument(f"{path!r} is not a regular file (a device, FIFO or socket)")
         base = os.path.dirname(os.path.abspath(path))
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size

@@ -363,8 +363,14 @@ class _Inference:
         except OnyxError:
             return None
         args = [i.value if i is not None else None for i in ins]
+        from onyx.optimizer.constant_folding import estimate_output_elements
+        from onyx.runtime.limits import bounded_folding
+
+        est = estimate_output_elements(node, args)
+        if est is not None and est > FOLD_LIMIT:
+            return None  # small inputs, huge output (Range to 2**31, ConstantOfShape): the rule says the dims
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
+            with warnings.catch_warnings(), np.errstate(all="ignore"), bounded_folding():
                 warnings.simplefilter("ignore")
                 res = bound(*args)
         except Exception:  # noqa: BLE001 - folding is best effort; the rule or the run will report

@@ -32,6 +32,19 @@ def lowest(dtype: np.dtype):
     return -np.inf
 
 
+#: the largest window row (or pad) the compiled loop takes; its scratch row and index arithmetic are
+#: sized from these, so absurd attribute values go to the numpy path, which skips taps outside the input
+_COMPILED_MAX_SPAN = 1 << 24
+
+
+def _fits_compiled(kernel, strides, dilations, pads_begin, out_shape) -> bool:
+    for k, s, d, p, o in zip(kernel, strides, dilations, pads_begin, out_shape):
+        span = (o - 1) * s + (k - 1) * d + 1  # Python ints: no overflow here
+        if span > _COMPILED_MAX_SPAN or p > _COMPILED_MAX_SPAN:
+            return False
+    return True
+
+
 def max_pool2d(
     x: np.ndarray,
     *,
@@ -48,6 +61,8 @@ def max_pool2d(
     n, c = x.shape[:2]
     out_shape = tuple(out_shape)
     mod = compiled("_pool") if x.ndim == 4 and x.dtype in _COMPILED_DTYPES else None
+    if mod is not None and not _fits_compiled(kernel, strides, dilations, pads_begin, out_shape):
+        mod = None  # a hostile geometry (a kernel of 2**62): the loop's sizes would overflow in C
     if n * c * int(np.prod(out_shape)) == 0:
         return np.empty((n, c) + out_shape, dtype=x.dtype)
     if mod is None:
@@ -58,6 +73,18 @@ def max_pool2d(
     t = resolve(threads) if y.size >= PARALLEL_MIN_ELEMENTS else 1
     mod.max_pool2d(np.ascontiguousarray(x), y, *kernel, *strides, *dilations, pads_begin[0], pads_begin[1], t)
     return y
+
+
+def _taps_in_range(k: int, dil: int, pb: int, n_in: int, o: int, s: int) -> range:
+    """The kernel taps that read some input position of some output window: tap t reads input index
+    ``t * dil - pb + j * s`` for outputs j in [0, o), so it matters only when that can fall in [0, n_in).
+    The others read padding only; skipping them keeps a kernel of 2**62 taps (a hostile attribute with
+    SAME padding) from looping 2**62 times."""
+    if n_in <= 0 or o <= 0:
+        return range(0)
+    first = -(-(pb - (o - 1) * s) // dil)  # ceil: the first tap whose last window reaches index >= 0
+    last = (pb + n_in - 1) // dil  # the last tap whose first window starts at index <= n_in - 1
+    return range(max(0, first), min(k, last + 1))
 
 
 def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value) -> np.ndarray:
@@ -79,7 +106,7 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value) -
         pre = (slice(None),) * axis
         shape = y.shape[:axis] + (o,) + y.shape[axis + 1 :]
         whole, part = [], []  # taps reaching every output position, and the others
-        for k in range(kernel[d]):
+        for k in _taps_in_range(kernel[d], dil, pb[d], n_in, o, s):
             first = k * dil - pb[d]  # input index of output 0 for this tap
             lo = max(0, -(first // s) if first < 0 else 0)
             hi = min(o, (n_in - 1 - first) // s + 1) if n_in - 1 - first >= 0 else 0

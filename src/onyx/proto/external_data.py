@@ -2,16 +2,19 @@
 
 Files are memory-mapped, never read whole. A location that is absolute, or that leaves the model's
 folder (``..`` or a symlink pointing out), is refused: loading a model must not read arbitrary files.
+So is anything but a regular file (a device, a FIFO, a socket: opening one may block or never end) and a
+file whose size changes while it is being mapped (another process writing or truncating it).
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import stat
 from typing import Any
 
 from onyx.errors import InvalidGraph, NoSuchFile
-from onyx.ir.tensor import Tensor
+from onyx.ir.tensor import FileMap, Tensor
 
 
 def resolve_location(base_dir: str, location: str, tensor_name: str | None = None) -> str:
@@ -35,23 +38,62 @@ def resolve_location(base_dir: str, location: str, tensor_name: str | None = Non
     real = os.path.realpath(path)
     if os.path.commonpath([base_real, real]) != base_real:
         raise InvalidGraph(f"{what} resolves outside the model's folder (through a symlink)")
-    if not os.path.isfile(real):
-        raise NoSuchFile(f"{what}: file {path!r} does not exist")
+    try:
+        st = os.stat(real)
+    except OSError:
+        raise NoSuchFile(f"{what}: file {path!r} does not exist") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidGraph(f"{what}: {path!r} is not a regular file (a device, FIFO, socket or folder)")
     return real
 
 
 def _map(path: str, cache: dict[str, Any] | None = None) -> Any:
-    """Memory-map a file read-only (one map per file per load when ``cache`` is given)."""
+    """Memory-map a regular file read-only (one map per file per load when ``cache`` is given).
+
+    Opened without blocking (a FIFO swapped in after :func:`resolve_location` looked must not hang the
+    load), checked to be a regular file on the open descriptor, and checked to keep its size across the
+    mapping: a file that another process writes or truncates meanwhile is refused.
+    """
     if cache is not None and path in cache:
         return cache[path]
-    if os.path.getsize(path) == 0:
-        mm: Any = b""
-    else:
-        with open(path, "rb") as fh:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise NoSuchFile(f"external data file {path!r} cannot be opened: {e.strerror}") from None
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise InvalidGraph(f"external data file {path!r} is not a regular file")
+        mm: Any = b"" if before.st_size == 0 else FileMap(fd, 0, access=mmap.ACCESS_READ)
+        after = os.fstat(fd)
+        if isinstance(mm, FileMap):
+            mm.path, mm.stamp = path, (before.st_ino, before.st_size, before.st_mtime_ns)
+    finally:
+        os.close(fd)
+    if after.st_size != before.st_size or len(mm) != before.st_size:
+        raise InvalidGraph(
+            f"external data file {path!r} changed size while it was mapped ({before.st_size} -> "
+            f"{after.st_size} bytes): another process is writing it"
+        )
     if cache is not None:
         cache[path] = mm
     return mm
+
+
+def _check_unchanged(path: str, mm: Any) -> None:
+    """Refuse a mapped file whose size has changed since: reading past its new end would kill the
+    process (SIGBUS) instead of raising."""
+    if not isinstance(mm, FileMap):
+        return
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # removed: the mapping keeps the old inode alive and stays valid
+    if st.st_ino == mm.stamp[0] and st.st_size != len(mm):  # another inode: replaced, the map is valid
+        raise InvalidGraph(
+            f"external data file {path!r} changed size while mapped ({len(mm)} -> {st.st_size} bytes)"
+        )
 
 
 def read_external(t: Tensor, base_dir: str | None = None, cache: dict[str, Any] | None = None) -> memoryview:
@@ -67,6 +109,7 @@ def read_external(t: Tensor, base_dir: str | None = None, cache: dict[str, Any] 
         )
     path = resolve_location(base, ext.location, t.name)
     mm = _map(path, cache)
+    _check_unchanged(path, mm)
     size = len(mm)
     length = ext.length if ext.length is not None else size - ext.offset
     if ext.offset > size or ext.offset + length > size:

@@ -22,6 +22,8 @@ BOOL = int(DataType.BOOL)
 FLOAT = int(DataType.FLOAT)
 #: ends at or beyond this (INT64_MAX, INT_MAX, 2**62...) mean "to the end of the axis"
 HUGE = 1 << 30
+#: numpy's largest rank: a shape vector or rank past it (a declared length of 2**40) describes no tensor
+MAX_RANK = 64
 
 
 def with_input_shape(*, elem_from: int = 0, index_outputs: tuple[int, ...] = ()) -> Callable:
@@ -175,7 +177,10 @@ def vector_length(ctx, i: int) -> int | None:
     if len(s) == 0:
         return 1
     if len(s) == 1 and is_int(s[0]):
-        return int(s[0])
+        n = int(s[0])
+        if n > MAX_RANK:
+            ctx.fail(f"input {i} is a shape-like vector of length {n}, past the largest rank ({MAX_RANK})")
+        return n
     return None
 
 
@@ -239,6 +244,8 @@ def value_array(arr: np.ndarray) -> np.ndarray:
 def fresh(ctx, n: int) -> list:
     """``n`` fresh symbols: dims fixed at run time by values not known now (an unknown shape input,
     unknown axes or pads). Dims unknown because an input's dims are unknown stay None."""
+    if n > MAX_RANK:
+        ctx.fail(f"a rank of {n} is past the largest rank ({MAX_RANK})")
     return [ctx.new_dim() for _ in range(n)]
 
 

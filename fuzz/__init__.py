@@ -1,0 +1,1 @@
+"""Coverage-guided fuzzing of onyx's whole pipeline (see fuzz/README.md)."""

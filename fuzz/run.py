@@ -1,0 +1,112 @@
+"""A fuzzing campaign: ``python -m fuzz.run --seconds 3600 [--corpus fuzz/corpus] [--jobs 1]``.
+
+Seeds the corpus (fuzz/corpus.py), then runs the atheris target in a child process, restarted after
+each finding (libFuzzer saves the input that crashed, hung or ran out of memory, then exits), keeps the
+corpus it grows, and prints the findings: every input that raised something other than onyx's own errors,
+hung past ``--timeout`` or went past ``--rss-limit-mb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def campaign(
+    seconds: int, corpus: Path, findings: Path, timeout: int, rss_limit_mb: int, runs: int | None = None
+) -> dict:
+    """Run libFuzzer for ``seconds`` (or ``runs`` executions); return executions and finding files."""
+    from fuzz.corpus import write_corpus
+
+    write_corpus(corpus)
+    findings.mkdir(parents=True, exist_ok=True)
+    before = set(_finding_files(findings))
+    log_path = findings / "campaign.log"  # libFuzzer's live output (tail -f it), appended run after run
+    base = [
+        sys.executable,
+        "-m",
+        "fuzz.target",
+        str(corpus),
+        f"-timeout={timeout}",
+        f"-rss_limit_mb={rss_limit_mb}",
+        f"-artifact_prefix={findings}/",
+        "-max_len=262144",
+        "-print_final_stats=1",
+    ]
+    t0 = time.monotonic()
+    executions, logs, returncode = 0, [], 0
+    # libFuzzer stops at its first finding; the campaign restarts it (corpus kept) until time is up
+    while True:
+        left = seconds - (time.monotonic() - t0)
+        if left < 1 or (runs is not None and executions >= runs):
+            break
+        cmd = [*base, f"-max_total_time={int(left)}"]
+        if runs is not None:
+            cmd.append(f"-runs={runs - executions}")
+        start = log_path.stat().st_size if log_path.exists() else 0
+        with open(log_path, "ab") as fh:
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+        with open(log_path, "rb") as fh:
+            fh.seek(start)
+            log = fh.read().decode("utf-8", "replace")
+        logs.append(_without_instrumenting(log)[-6000:])
+        returncode = proc.returncode
+        done = re.findall(r"stat::number_of_executed_units:\s*(\d+)", log)
+        executions += int(done[-1]) if done else 0
+        if proc.returncode == 0 or not done and proc.returncode not in (1, 70, 71, 72):
+            break  # finished its time or runs (or could not start: nothing to restart)
+    new = sorted(set(_finding_files(findings)) - before)
+    return {
+        "executions": executions,
+        "seconds": time.monotonic() - t0,
+        "findings": new,
+        "log": "\n".join(logs),
+        "returncode": returncode,
+    }
+
+
+def _finding_files(folder: Path) -> list[Path]:
+    """libFuzzer's artifacts: crash-*, timeout-*, oom-*, leak-*, slow-unit-* (not the log)."""
+    prefixes = ("crash-", "timeout-", "oom-", "leak-", "slow-")
+    return [p for p in folder.iterdir() if p.name.startswith(prefixes)]
+
+
+def _without_instrumenting(log: str) -> str:
+    return "\n".join(line for line in log.splitlines() if not line.startswith("INFO: Instrumenting"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=600)
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--corpus", type=Path, default=HERE / "corpus")
+    ap.add_argument("--findings", type=Path, default=HERE / "findings")
+    ap.add_argument(
+        "--timeout",
+        type=int,
+        default=60,
+        help="wall-clock seconds before an input counts as a hang (a loaded machine stalls)",
+    )
+    ap.add_argument("--rss-limit-mb", type=int, default=4096)
+    args = ap.parse_args(argv)
+    result = campaign(args.seconds, args.corpus, args.findings, args.timeout, args.rss_limit_mb, args.runs)
+    print(
+        f"{result['executions']:,} executions in {result['seconds']:.0f} s; "
+        f"{len(result['findings'])} findings in {args.findings}"
+    )
+    for path in result["findings"]:
+        print(f"  {path.name}")
+    if result["findings"]:
+        print(result["log"][-4000:])
+    return 1 if result["findings"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
