@@ -13,6 +13,7 @@ from onnx import TensorProto, helper
 import onyx
 from onyx.errors import InvalidArgument, InvalidGraph, InvalidProtobuf, OnyxError
 from onyx.proto import external_data
+from tests.hardening.test_hostile_files import _varint  # one hand-written protobuf encoder for the tests
 
 W = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -133,15 +134,6 @@ def test_resaving_a_loaded_model_onto_its_own_external_data(tmp_path):
     np.testing.assert_array_equal(model.graph.initializers["W"].const.numpy(), W)
     np.testing.assert_array_equal(onyx.load(path).graph.initializers["W"].const.numpy(), W)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx", "w.data"]  # no temporary left
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 @pytest.mark.parametrize(
