@@ -79,6 +79,22 @@ def test_strided_b_is_packed():
     np.testing.assert_array_equal(int8.matmul_s32(a, b), int8.matmul_s32_numpy(a, b))
 
 
+@pytest.mark.parametrize("flip", [False, True])
+@pytest.mark.parametrize("k,n,threads", [(7, 1, 1), (9, 31, 1), (30, 333, 1), (64, 2000, 1), (27, 1000, 2)])
+def test_pack_rows_equals_pack_of_the_rows(flip, k, n, threads):
+    """Rows read in place at scattered offsets (one run each: a stride-1 convolution's column matrix),
+    packed in blocks of panels: the same bytes as :func:`int8.pack` of the explicit matrix."""
+    src = rand(k * 50 + 2 * n, U8)
+    offsets = rng.permutation(k * 50)[:k].astype(np.int64)
+    rows = np.stack([src[o : o + n] for o in offsets])
+    got = int8.pack_rows(src, offsets, n, flip, threads=threads)
+    np.testing.assert_array_equal(got, int8.pack(rows, flip))
+    # the strided form (runs of ``width``, ``pitch`` apart): the panel by panel gather
+    got = int8.pack_rows(src, offsets, n, flip, width=5, pitch=7, step=1, threads=threads)
+    cols = (np.arange(n) // 5) * 7 + np.arange(n) % 5
+    np.testing.assert_array_equal(got, int8.pack(src[offsets[:, None] + cols[None, :]], flip))
+
+
 @pytest.mark.parametrize("dt", [U8, S8])
 @pytest.mark.parametrize("axis,shape", [(None, (1,)), (0, (7,)), (1, (11,))])
 def test_requantize_matches_twin(dt, axis, shape):

@@ -244,8 +244,10 @@ def requantize_last(acc: np.ndarray, mult: np.ndarray, zp: int, dtype, threads: 
 class FrozenConv:
     """A 2-D integer convolution whose weights (zero point 0), x zero point and bias are constants:
     the padded weights and the per-channel int32 offsets (bias - x_zero_point' * row sums of W) worked
-    out once, the geometry once per input shape; a call pads x, packs its column matrix in place and
-    runs the GEMM. Returns None from :meth:`make` where the general path is needed."""
+    out once, the geometry once per input shape; a call pads x (a strided convolution: splits it into
+    its stride phases), packs its column matrix from it (each row one contiguous run, the output
+    computed on the padded width) and runs the GEMM. Returns None from :meth:`make` where the general
+    path is needed."""
 
     def __init__(self, w, xz: int, bias, conv_attrs: dict, x_dtype, threads: int):
         self.w, self.attrs, self.threads = w, conv_attrs, threads
@@ -298,8 +300,7 @@ class FrozenConv:
                 # strided: packed from the input's stride phases (contiguous runs, the fast packing)
                 phases = _phases(int(cg), tuple(self.w.shape[2:]), tuple(geo.dilations), (sh, sw), hp, wp)
                 offsets, wp = phases.offsets, phases.wph
-            cols = ((oh - 1) * wp + ow, 0, 0, 1, oh * wp)
-            plan = (geo, wp, offsets, cols, phases)
+            plan = (geo, wp, offsets, (oh - 1) * wp + ow, phases)  # columns: output rows wp apart
             if len(self._plans) > 16:
                 self._plans.clear()
             self._plans[shape] = plan
@@ -309,20 +310,19 @@ class FrozenConv:
         """int32 (N, M, oh, ow), possibly a strided view (last axis contiguous); with ``requant``
         ((multiplier per output channel or one, zero point, 8-bit type)), the requantized output, the
         sums requantized as the GEMM stores them."""
-        geo, wp, offsets, (n_cols, width, pitch, step, row), phases = self._plan(x.shape)
+        geo, wp, offsets, n_cols, phases = self._plan(x.shape)
+        oh, ow = geo.out
         if phases is None:
             xp = np.ascontiguousarray(pad_spatial(x, geo.pb, geo.pe, value=self.xz))
         else:
             xp = _split_phases(x, phases, geo.pb, geo.strides, self.xz)
         n, cg = x.shape[0], self.w.shape[1]
         m = self.w.shape[0]
-        y = np.empty((n, m, row), np.int32 if requant is None else requant[2])
+        y = np.empty((n, m, oh * wp), np.int32 if requant is None else requant[2])
         for i in range(n):
             for g, (ap, off, m0, mg) in enumerate(self.parts):
                 src = xp[i, g * cg : (g + 1) * cg].reshape(-1)
-                packed = k8.pack_rows(
-                    src, offsets, n_cols, self.flip, width=width, pitch=pitch, step=step, threads=self.threads
-                )
+                packed = k8.pack_rows(src, offsets, n_cols, self.flip, threads=self.threads)
                 dst = y[i, m0 : m0 + mg, :n_cols]
                 if requant is None:
                     k8.gemm_packed(ap, self.a_unsigned, packed, dst, off, None, self.threads)
@@ -332,8 +332,5 @@ class FrozenConv:
                 k8.gemm_packed(
                     ap, self.a_unsigned, packed, dst, off, None, self.threads, scale=sc, axis=0, zero_point=yz
                 )
-        oh, ow = geo.out
-        if width == 0:
-            out = y.reshape(n, m, oh, wp)[:, :, :, :ow]
-            return out if requant is None else np.ascontiguousarray(out)
-        return y.reshape(n, m, oh, ow)
+        out = y.reshape(n, m, oh, wp)[:, :, :, :ow]
+        return out if requant is None else np.ascontiguousarray(out)
