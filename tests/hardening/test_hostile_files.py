@@ -4,7 +4,6 @@ RecursionError or a huge allocation."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -102,11 +101,14 @@ def test_long_chain_runs():
     assert sess.run(None, {"v0": np.array([1, -2], np.float32)})[0].tolist() == [1, -2]
 
 
-def test_corrupt_bytes_in_every_position_are_clean_errors():
+def test_truncated_files_are_clean_errors():
+    """Every cut of a valid file either loads or raises onyx's error (anything else escapes and fails)."""
     data = _nested_ifs(2)
+    refused = 0
     for cut in range(1, len(data), max(1, len(data) // 60)):
         try:
             onyx.InferenceSession(data[:cut])
         except OnyxError:
-            pass
-    assert onnx  # the oracle built the file
+            refused += 1
+    assert refused > 0
+    assert onyx.InferenceSession(data).run(None, {"c": np.array(False)})[0].tolist() == [1.0]
