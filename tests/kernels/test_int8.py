@@ -200,3 +200,147 @@ def test_plain_loop_equals_vnni(a_unsigned):
     ]
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[1], int8.matmul_s32_numpy(a, b) + col_add[None, :])
+
+
+def _conv_input(x, pads_begin, pads_end, strides, phases, value):
+    """interleave_conv's layout by numpy: x padded, split into stride phases, four channels interleaved."""
+    c, h, w = x.shape
+    (pt, pl), (pb, pr), (sh, sw) = pads_begin, pads_end, strides
+    xp = np.full((c, h + pt + pb, w + pl + pr), value, x.dtype)
+    xp[:, pt : pt + h, pl : pl + w] = x
+    hph, wph = -(-xp.shape[1] // sh), -(-xp.shape[2] // sw)
+    planes = np.full((c, len(phases), hph, wph), value, x.dtype)
+    for k, (a, b) in enumerate(phases):
+        part = xp[:, a::sh, b::sw]
+        planes[:, k, : part.shape[1], : part.shape[2]] = part
+    groups = -(-c // 4)
+    out = np.zeros((groups * 4, len(phases) * hph * wph), np.uint8)
+    out[:c] = planes.reshape(c, -1).view(np.uint8)
+    return out.reshape(groups, 4, -1).transpose(0, 2, 1), (hph, wph)
+
+
+@pytest.mark.parametrize("dt", [U8, S8])
+@pytest.mark.parametrize(
+    "shape,pads,strides,phases",
+    [
+        ((8, 5, 7), ((1, 1), (1, 1)), (1, 1), [(0, 0)]),
+        ((6, 9, 10), ((1, 2), (0, 1)), (2, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]),  # 6 channels: a half group
+        ((4, 11, 8), ((2, 0), (1, 3)), (3, 2), [(0, 1), (2, 0)]),  # only the phases a kernel reads
+        ((3, 1, 1), ((0, 0), (0, 0)), (1, 1), [(0, 0)]),
+    ],
+)
+def test_interleave_conv_equals_padding_and_phases(dt, shape, pads, strides, phases):
+    x = rand(shape, dt)
+    value = int(np.iinfo(dt).max) - 3
+    want, phase_shape = _conv_input(x, pads[0], pads[1], strides, phases, value)
+    length = want.shape[1] + 5
+    got = int8.interleave_conv(x, np.array(phases), strides, pads[0], phase_shape, length, value, False)
+    np.testing.assert_array_equal(got[:, : want.shape[1]], want)
+    assert not got[:, want.shape[1] :].any()  # zeros after the phases
+    flipped = int8.interleave_conv(x, np.array(phases), strides, pads[0], phase_shape, length, value, True)
+    c = shape[0]
+    live = (np.arange(got.shape[0] * 4).reshape(-1, 4) < c)[:, None, :]  # channels past C stay 0
+    body = want.shape[1]
+    np.testing.assert_array_equal(flipped[:, :body], np.where(live, got[:, :body] ^ 0x80, 0))
+    assert not flipped[:, body:].any()
+
+
+@pytest.mark.parametrize("vnni", [True, False])
+@pytest.mark.parametrize("out_dt", [None, U8, S8])
+@pytest.mark.parametrize(
+    "c,m,h,w,kernel,pads,strides",
+    [
+        (8, 21, 9, 11, (3, 3), (1, 1, 1, 1), (1, 1)),
+        (4, 9, 13, 12, (5, 5), (2, 2, 2, 2), (2, 2)),
+        (12, 40, 7, 37, (3, 3), (1, 0, 1, 2), (1, 1)),  # rows of 39 cross the 32-column panels
+        (4, 3, 1, 1, (3, 3), (1, 1, 1, 1), (1, 1)),
+    ],
+)
+def test_gemm_shifted_is_the_convolution(c, m, h, w, kernel, pads, strides, out_dt, vnni):
+    """A convolution read in place (every tap a shift of the interleaved input) equals the product with
+    its explicit column matrix, as int32 and requantized straight into the unpadded output."""
+    x, wt = rand((c, h, w), U8), rand((m, c) + kernel, S8)
+    (kh, kw), (sh, sw) = kernel, strides
+    pt, pl, pb, pr = pads
+    hp, wp_full = h + pt + pb, w + pl + pr
+    oh, ow = (hp - kh) // sh + 1, (wp_full - kw) // sw + 1
+    phases = sorted({(i % sh, j % sw) for i in range(kh) for j in range(kw)})
+    src, (hph, wph) = _conv_input(x, (pt, pl), (pb, pr), strides, phases, 7)
+    length = src.shape[1] + int8.NR
+    src = np.concatenate([src, np.zeros((src.shape[0], int8.NR, 4), np.uint8)], axis=1)
+    plane = hph * wph
+    grid = [(i, j) for i in range(kh) for j in range(kw)]
+    taps = [phases.index((i % sh, j % sw)) * plane + (i // sh) * wph + j // sw for i, j in grid]
+    quads = (np.arange(c // 4)[:, None] * length + np.array(taps)[None, :]).reshape(-1).astype(np.int64) * 4
+    a = np.ascontiguousarray(wt.reshape(m, c // 4, 4, kh * kw).transpose(0, 1, 3, 2).reshape(m, -1)).view(U8)
+    n_cols = (oh - 1) * wph + ow
+    # the reference: explicit column matrix of the padded input
+    xp = np.full((c, hp, wp_full), 7, U8)
+    xp[:, pt : pt + h, pl : pl + w] = x
+    cols = np.stack(
+        [xp[:, i : i + sh * (oh - 1) + 1 : sh, j : j + sw * (ow - 1) + 1 : sw] for i, j in grid],
+        axis=1,
+    ).reshape(c * kh * kw, oh * ow)
+    row_add = rand((m,), np.int16).astype(np.int32)
+    want = int8.matmul_s32_numpy(wt.reshape(m, -1), cols) + row_add[:, None]
+    if out_dt is None:
+        acc = np.empty((m, n_cols), np.int32)
+        got = int8.gemm_shifted(a, False, src, quads, acc, n_cols, row_add, vnni=vnni)
+        got = np.pad(got, ((0, 0), (0, oh * wph - n_cols))).reshape(m, oh, wph)[:, :, :ow]
+        np.testing.assert_array_equal(got.reshape(m, -1), want)
+        return
+    scale = (rng.random(m) * 2e-3).astype(np.float32)
+    zp = 5 if out_dt == U8 else -3
+    out = np.full((m, oh * ow), 99, out_dt)
+    got = int8.gemm_shifted(
+        a, False, src, quads, out, n_cols, row_add, scale=scale, axis=0, zero_point=zp,
+        padded_width=(wph, ow), vnni=vnni,
+    )  # fmt: skip
+    np.testing.assert_array_equal(got, int8.requantize_numpy(want, scale, 0, zp, out_dt))
+
+
+def test_gemm_shifted_and_interleave_conv_refuse_bad_operands():
+    mod = int8._module()
+    a = np.zeros((2, 8), np.uint8)
+    src = np.zeros((1, 40, 4), np.uint8).reshape(-1)
+    out = np.zeros((2, 10), np.uint8)
+    quads = np.array([0, 4], np.int64)
+    sc = np.ones(1, np.float32)
+    with pytest.raises(ValueError, match="outside the source"):  # 32 columns of 4 bytes from offset 64
+        mod.gemm_shifted(a, src, np.array([0, 64], np.int64), out, 10, 0, 1, 1, None, None, sc, 0, 0, 0)
+    with pytest.raises(ValueError, match="outside the source"):
+        mod.gemm_shifted(a, src, np.array([-4, 0], np.int64), out, 10, 0, 1, 1, None, None, sc, 0, 0, 0)
+    with pytest.raises(ValueError, match="k-quads"):
+        mod.gemm_shifted(a, src, quads[:1], out, 10, 0, 1, 1, None, None, sc, 0, 0, 0)
+    with pytest.raises(ValueError, match="ow first"):  # 10 columns on width 4 are 3 rows: 3 * 3 = 9 outputs
+        mod.gemm_shifted(a, src, quads, out, 10, 0, 1, 1, None, None, sc, 0, 0, 0, 4, 3)
+    with pytest.raises(ValueError, match="padded width"):  # the remap needs a requantized out
+        acc = np.zeros((2, 10), np.int32)
+        mod.gemm_shifted(a, src, quads, acc, 10, 0, 1, 1, None, None, None, -1, 0, 0, 4, 3)
+    x = np.zeros((4, 3, 3), np.uint8)
+    dst = np.zeros((1, 9, 4), np.uint8)
+    with pytest.raises(ValueError, match="phase"):
+        mod.interleave_conv(x, np.array([[1, 0]], np.int64), dst, 1, 1, 0, 0, 3, 3, 0, 0, 1)
+    with pytest.raises(ValueError, match="long enough"):
+        mod.interleave_conv(x, np.array([[0, 0]], np.int64), dst, 1, 1, 0, 0, 4, 3, 0, 0, 1)
+    with pytest.raises(ValueError):
+        two_groups = np.zeros((2, 9, 4), np.uint8)  # 4 channels are one group
+        mod.interleave_conv(x, np.array([[0, 0]], np.int64), two_groups, 1, 1, 0, 0, 3, 3, 0, 0, 1)
+
+
+@pytest.mark.parametrize("dt", [U8, S8])
+def test_quantize_equals_numpy(dt):
+    """QuantizeLinear's compiled loop: a true float32 division, half to even, saturation, NaN to 0."""
+    x = (rng.standard_normal(50001) * 300).astype(np.float32)
+    scale = np.float32(0.37)
+    x[:8] = [0.5 * scale, 1.5 * scale, -0.5 * scale, 2.5 * scale, np.inf, -np.inf, 3e38, -3e38]
+    x[8] = np.nan
+    for zp in (int(np.iinfo(dt).min), 0, 7, int(np.iinfo(dt).max)):
+        got = int8.quantize(x, scale, zp, dt)
+        info = np.iinfo(dt)
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = np.clip(np.rint(x / scale) + np.float32(zp), info.min, info.max)
+        want[8] = 0
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got, want.astype(dt))
+    assert int8.quantize(x.astype(np.float64), scale, 0, dt) is None  # the caller's numpy path

@@ -1,6 +1,6 @@
 """onyx.kernels.pool: the compiled max pool (onyx.kernels._pool) gives exactly what the numpy path
 gives (a max is exact) on edge shapes, strides, dilations, pads, ceil mode, strided inputs, NaN/inf,
-float32 and float64; the C entry point refuses arrays that do not agree."""
+float32, float64, uint8 and int8; the C entry point refuses arrays that do not agree."""
 
 from __future__ import annotations
 
@@ -64,6 +64,28 @@ def test_max_pool2d_compiled_matches_numpy(case, dtype, built):
     want = _numpy(x, geo)
     assert got.dtype == x.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_max_pool2d_compiled_eight_bit_matches_numpy(case, dtype, built):
+    """uint8 / int8 (quantized models' MaxPool): the extremes of the type included; a window with no input
+    position gives the type's lowest value."""
+    rng = np.random.default_rng(2)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max + 1, case[:4]).astype(dtype)
+    if x.size > 3:
+        x.flat[0], x.flat[1] = info.max, info.min
+    geo = _geo(case)
+    got = P.max_pool2d(x, **geo)
+    want = P.window_reduce(
+        x, geo["kernel"], geo["strides"], geo["dilations"], geo["pads_begin"], geo["out_shape"], np.maximum,
+        P.lowest(x.dtype),
+    )  # fmt: skip
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+    corner = dict(kernel=(1, 1), strides=(1, 1), dilations=(1, 1), pads_begin=(1, 1), out_shape=(3, 3))
+    assert P.max_pool2d(np.full((1, 1, 1, 1), info.max, dtype), **corner)[0, 0, 0, 0] == info.min
 
 
 def test_max_pool2d_strided_input_threads_and_all_nan(built):

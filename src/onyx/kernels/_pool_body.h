@@ -1,8 +1,12 @@
 /* The max pooling loop of _pool.c for one element type: included once per type with T (the C type),
  * S(name) (the name with its type suffix) and NEG_INF (T's -inf) defined. */
 
+#ifdef POOL_INTEGER
+static inline T S(nanmax)(T a, T b) { return a > b ? a : b; }
+#else
 /* max(a, b), NaN from either side winning, as np.maximum. */
 static inline T S(nanmax)(T a, T b) { return ((a > b) | (a != a)) ? a : b; }
+#endif
 
 /* out[j] = max(row[j*sw + k*dw] for k < kw); the common 3- and 2-wide stride-2 windows with literal
  * strides, so that their strided loads vectorise. */

@@ -27,6 +27,8 @@ from onyx.kernels import _loader, _threads, mkl
 __all__ = [
     "NR",
     "gemm_packed",
+    "gemm_shifted",
+    "interleave_conv",
     "dynamic_quantize",
     "dynamic_quantize_numpy",
     "available",
@@ -35,6 +37,7 @@ __all__ = [
     "pack",
     "pack_rows",
     "qlinear_add",
+    "quantize",
     "qlinear_add_numpy",
     "pad_k",
     "requantize",
@@ -118,6 +121,74 @@ def pack_rows(
     mod.pack_rows(
         src.view(np.uint8), offs, int(n), int(width or max(n, 1)), int(pitch), int(step), out, int(flip), nt
     )
+    return out
+
+
+def interleave_conv(
+    x: np.ndarray,
+    phases: np.ndarray,
+    strides: tuple[int, int],
+    pads_begin: tuple[int, int],
+    phase_shape: tuple[int, int],
+    length: int,
+    value: int,
+    flip: bool,
+    threads: int = 0,
+) -> np.ndarray:
+    """A convolution's input ``x`` (C, H, W) of 8-bit integers as :func:`gemm_shifted` reads it, in one
+    pass: padded with ``value`` (``pads_begin`` rows above and columns left, beyond the input below and
+    right), split into the stride ``phases`` (P, 2) its kernel reads (phase (a, b): padded rows a, a + sh,
+    ... and columns b, b + sw, ..., ``phase_shape`` (hph, wph) of them), four channels interleaved: uint8
+    (ceil(C/4), ``length``, 4) (each byte ^ 0x80 when ``flip``; zeros past the phases)."""
+    mod = _module()
+    if mod is None or x.ndim != 3:
+        raise ValueError("int8.interleave_conv needs the compiled module and a (C, H, W) input")
+    _check8(x, "interleave_conv")
+    c = x.shape[0]
+    out = np.empty((-(-c // 4), int(length), 4), np.uint8)
+    nt = _resolve(threads) if x.size >= PARALLEL_MACS // 4 else 1
+    xv, ph = np.ascontiguousarray(x).view(np.uint8), np.ascontiguousarray(phases, np.int64)
+    mod.interleave_conv(xv, ph, out, *strides, *pads_begin, *phase_shape, int(value) & 0xFF, int(flip), nt)
+    return out
+
+
+def gemm_shifted(
+    a_padded: np.ndarray,
+    a_unsigned: bool,
+    src: np.ndarray,
+    quad_offsets: np.ndarray,
+    out: np.ndarray,
+    n: int,
+    row_add: np.ndarray | None = None,
+    threads: int = 0,
+    *,
+    scale: np.ndarray | None = None,
+    axis: int | None = None,
+    zero_point: int = 0,
+    padded_width: tuple[int, int] | None = None,
+    vnni: bool = True,
+) -> np.ndarray:
+    """:func:`gemm_packed` with the B operand read in place from :func:`interleave_conv`'s bytes ``src``:
+    k-quad q of column j is the 4 bytes at ``quad_offsets[q] + 4 j`` of ``src`` (int64 byte offsets). A
+    convolution over its padded input, quad (channel group, kernel tap) one shift of it: no column
+    matrix is built. ``out`` (M, ``n``); with ``scale`` and ``padded_width`` (wp, ow): the ``n`` columns are
+    rows of wp of which the first ow are stored, ``out`` (M, rows * ow) (no copy out of a padded result)."""
+    m = a_padded.shape[0]
+    if not (m and n):
+        return out
+    nt = _resolve(threads) if m * n * a_padded.shape[1] >= PARALLEL_MACS else 1
+    mod = _module()
+    flat = src.reshape(-1).view(np.uint8)
+    if scale is None:
+        mod.gemm_shifted(a_padded, flat, quad_offsets, out, int(n), int(a_unsigned), nt, int(vnni), row_add,
+                         None)  # fmt: skip
+        return out
+    sc = np.ascontiguousarray(scale, np.float32).reshape(-1)
+    mode = 0 if sc.size == 1 else (1 if axis == 0 else 2)
+    signed = int(out.dtype == _S8)
+    wp, ow = padded_width or (0, 0)
+    mod.gemm_shifted(a_padded, flat, quad_offsets, out.view(np.uint8), int(n), int(a_unsigned), nt, int(vnni),
+                     row_add, None, sc, mode, int(zero_point), signed, int(wp), int(ow))  # fmt: skip
     return out
 
 
@@ -341,6 +412,21 @@ def dynamic_quantize_numpy(x: np.ndarray) -> tuple[np.ndarray, np.float32, int]:
     q += np.float32(zp)
     np.clip(q, 0, 255, out=q)
     return q.astype(np.uint8), scale, int(zp)
+
+
+def quantize(x: np.ndarray, scale: float, zero_point: int, dtype, threads: int = 0) -> np.ndarray | None:
+    """QuantizeLinear with one scale and zero point: ``saturate(rint(x / scale) + zero_point)`` of float32
+    ``x`` as uint8 / int8 (NaN to 0), the division in float32 as numpy's; None where the module is not
+    built or x is not float32 (the caller's numpy path then runs)."""
+    mod = _module()
+    dtype = np.dtype(dtype)
+    if mod is None or x.dtype != np.float32 or dtype not in (_U8, _S8):
+        return None
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(flat.shape, dtype)
+    nt = _resolve(threads) if flat.size >= PARALLEL_MACS // 4 else 1
+    mod.quantize(flat, out.view(np.uint8), float(scale), int(zero_point), int(dtype == _S8), nt)
+    return out.reshape(x.shape)
 
 
 def qlinear_add(a: np.ndarray, b: np.ndarray, ra: float, rb: float, za: int, zb: int, zc: int) -> np.ndarray:

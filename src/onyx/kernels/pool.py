@@ -1,4 +1,4 @@
-"""Pooling kernels: max pooling (compiled for 2-D float32/float64) and the separable window
+"""Pooling kernels: max pooling (compiled for 2-D float32/float64/8-bit) and the separable window
 reductions that are its numpy path and the sum pools' only one.
 
 The compiled loop (``onyx.kernels._pool``) takes, per output row, the elementwise max of the valid
@@ -14,6 +14,7 @@ from onyx.kernels._loader import compiled
 from onyx.kernels._threads import resolve
 
 _COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_EIGHT_BIT = {np.dtype(np.uint8): 1, np.dtype(np.int8): 2}  # the compiled loop's codes for 8-bit integers
 
 #: output elements from which the compiled max pool runs its planes on several threads
 PARALLEL_MIN_ELEMENTS = 1 << 14
@@ -57,10 +58,11 @@ def max_pool2d(
 ) -> np.ndarray:
     """Max pooling of ``x`` (N, C, *spatial) into a new (N, C, *out_shape) array: window positions
     outside ``x`` (padding, ceil mode) are ignored, NaNs propagate, a window with no position inside
-    ``x`` gives the dtype's lowest value. Compiled for 2-D float32/float64, numpy otherwise."""
+    ``x`` gives the dtype's lowest value. Compiled for 2-D float32/float64/uint8/int8, numpy otherwise."""
     n, c = x.shape[:2]
     out_shape = tuple(out_shape)
-    mod = compiled("_pool") if x.ndim == 4 and x.dtype in _COMPILED_DTYPES else None
+    eight = _EIGHT_BIT.get(x.dtype, 0)
+    mod = compiled("_pool") if x.ndim == 4 and (x.dtype in _COMPILED_DTYPES or eight) else None
     if mod is not None and not _fits_compiled(kernel, strides, dilations, pads_begin, out_shape):
         mod = None  # a hostile geometry (a kernel of 2**62): the loop's sizes would overflow in C
     if n * c * int(np.prod(out_shape)) == 0:
@@ -71,6 +73,10 @@ def max_pool2d(
         )
     y = np.empty((n, c) + out_shape, dtype=x.dtype)
     t = resolve(threads) if y.size >= PARALLEL_MIN_ELEMENTS else 1
+    if eight:  # 8-bit integers go as uint8 views, the loop told their sign
+        xv, yv = np.ascontiguousarray(x).view(np.uint8), y.view(np.uint8)
+        mod.max_pool2d(xv, yv, *kernel, *strides, *dilations, pads_begin[0], pads_begin[1], t, eight)
+        return y
     mod.max_pool2d(np.ascontiguousarray(x), y, *kernel, *strides, *dilations, pads_begin[0], pads_begin[1], t)
     return y
 

@@ -25,6 +25,15 @@ CONVS = [  # x shape, w shape, attributes
         {"group": 3, "pads": [1, 2, 0, 1], "strides": [3, 2], "dilations": [2, 1]},
     ),
     ((1, 4, 9, 8), (5, 4, 1, 1), {"pads": [1, 0, 0, 1], "strides": [2, 3]}),
+    # channels in fours (read in place, every tap a shift): groups, strides, dilations, uneven pads, a padded
+    # width whose rows cross the GEMM's 32-column panels
+    (
+        (2, 8, 11, 10),
+        (8, 4, 3, 3),
+        {"group": 2, "pads": [1, 2, 0, 1], "strides": [3, 2], "dilations": [2, 1]},
+    ),
+    ((1, 4, 13, 12), (6, 4, 5, 5), {"pads": [2, 2, 2, 2], "strides": [2, 2]}),
+    ((1, 12, 20, 23), (40, 12, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 4, 12), (6, 4, 3), {"pads": [1, 1]}),  # 1-D: numpy's im2col
     ((1, 2, 4, 5, 5), (3, 2, 2, 3, 3), {"auto_pad": "SAME_UPPER"}),  # 3-D
 ]

@@ -266,6 +266,19 @@ class FrozenConv:
                 off = off + bias[g * mg : (g + 1) * mg]
             self.parts.append((k8.pad_k(wg), np.ascontiguousarray(off.astype(np.int32)), g * mg, mg))
         self.a_unsigned = w.dtype == np.uint8
+        # channels in groups of four: the input interleaved once and read in place, one shift per kernel tap
+        # (gemm_shifted), instead of a column matrix kernel-size times the input
+        # (a 1x1 kernel reads its input once: packed panels, read in order, run faster)
+        self.shifted = cg % 4 == 0 and int(np.prod(w.shape[2:])) > 1
+        if self.shifted:
+            taps = int(np.prod(w.shape[2:]))
+            self.parts_shifted = [
+                # (M, C/4, 4, taps) -> (M, C/4, taps, 4): k-quad (channel group, tap), four channels each
+                np.ascontiguousarray(
+                    w[m0 : m0 + n_].reshape(n_, cg // 4, 4, taps).transpose(0, 1, 3, 2).reshape(n_, -1)
+                ).view(np.uint8)
+                for _, _, m0, n_ in self.parts
+            ]
         self._plans: dict = {}
 
     @classmethod
@@ -300,7 +313,18 @@ class FrozenConv:
                 # strided: packed from the input's stride phases (contiguous runs, the fast packing)
                 phases = _phases(int(cg), tuple(self.w.shape[2:]), tuple(geo.dilations), (sh, sw), hp, wp)
                 offsets, wp = phases.offsets, phases.wph
-            plan = (geo, wp, offsets, (oh - 1) * wp + ow, phases)  # columns: output rows wp apart
+            n_cols = (oh - 1) * wp + ow  # columns: output rows wp apart
+            shifted = None
+            if self.shifted:
+                taps = int(np.prod(self.w.shape[2:]))
+                used, hph = ((0, 0),), hp
+                if phases is not None:
+                    used, hph = phases.used, phases.hph
+                length = len(used) * hph * wp + k8.NR  # the last panel reads up to NR - 1 columns further
+                groups = np.arange(cg // 4, dtype=np.int64)[:, None] * length
+                quads = (np.asarray(offsets[:taps], np.int64)[None, :] + groups).reshape(-1) * 4
+                shifted = (quads, np.array(used, np.int64).reshape(-1, 2), (hph, wp), length)
+            plan = (geo, wp, offsets, n_cols, phases, shifted)
             if len(self._plans) > 16:
                 self._plans.clear()
             self._plans[shape] = plan
@@ -310,14 +334,16 @@ class FrozenConv:
         """int32 (N, M, oh, ow), possibly a strided view (last axis contiguous); with ``requant``
         ((multiplier per output channel or one, zero point, 8-bit type)), the requantized output, the
         sums requantized as the GEMM stores them."""
-        geo, wp, offsets, n_cols, phases = self._plan(x.shape)
+        geo, wp, offsets, n_cols, phases, shifted = self._plan(x.shape)
         oh, ow = geo.out
+        n, cg = x.shape[0], self.w.shape[1]
+        m = self.w.shape[0]
+        if shifted is not None:
+            return self._run_shifted(x, geo, wp, n_cols, shifted, requant)
         if phases is None:
             xp = np.ascontiguousarray(pad_spatial(x, geo.pb, geo.pe, value=self.xz))
         else:
             xp = _split_phases(x, phases, geo.pb, geo.strides, self.xz)
-        n, cg = x.shape[0], self.w.shape[1]
-        m = self.w.shape[0]
         y = np.empty((n, m, oh * wp), np.int32 if requant is None else requant[2])
         for i in range(n):
             for g, (ap, off, m0, mg) in enumerate(self.parts):
@@ -334,3 +360,34 @@ class FrozenConv:
                 )
         out = y.reshape(n, m, oh, wp)[:, :, :, :ow]
         return out if requant is None else np.ascontiguousarray(out)
+
+    def _run_shifted(self, x, geo, wp, n_cols, shifted, requant):
+        """The convolution on :func:`k8.gemm_shifted`: per image and group, the input interleaved (padded,
+        split into its stride phases) in one pass and read in place; a requantized result is stored
+        straight into the (oh, ow) output, an int32 one computed on the padded width and sliced."""
+        quads, used, phase_shape, length = shifted
+        (oh, ow), n, cg, m = geo.out, x.shape[0], self.w.shape[1], self.w.shape[0]
+        if requant is None:
+            y = np.empty((n, m, oh * wp), np.int32)
+        else:
+            mult, yz, dtype = requant
+            y = np.empty((n, m, oh * ow), dtype)
+        for i in range(n):
+            for g, (_, off, m0, mg) in enumerate(self.parts):
+                xg = x[i, g * cg : (g + 1) * cg]
+                src = k8.interleave_conv(
+                    xg, used, geo.strides, geo.pb, phase_shape, length, self.xz, self.flip, self.threads
+                )
+                ws = self.parts_shifted[g]
+                if requant is None:
+                    dst = y[i, m0 : m0 + mg, :n_cols]
+                    k8.gemm_shifted(ws, self.a_unsigned, src, quads, dst, n_cols, off, self.threads)
+                    continue
+                sc = mult if mult.size == 1 else mult[m0 : m0 + mg]
+                k8.gemm_shifted(
+                    ws, self.a_unsigned, src, quads, y[i, m0 : m0 + mg], n_cols, off, self.threads, scale=sc,
+                    axis=0, zero_point=yz, padded_width=(wp, ow) if wp != ow else None,
+                )  # fmt: skip
+        if requant is None:
+            return y.reshape(n, m, oh, wp)[:, :, :, :ow]
+        return y.reshape(n, m, oh, ow)

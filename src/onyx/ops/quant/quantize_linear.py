@@ -6,10 +6,12 @@ import ml_dtypes
 import numpy as np
 
 from onyx.errors import InvalidArgument
+from onyx.kernels import int8 as k8
 from onyx.ops.quant._common import broadcast_param, dtype_from_attr, saturate_cast, scalar_scale
 from onyx.ops.registry import op, shape_rule
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
 
 
 def _quantize(x, y_scale, y_zero_point, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
@@ -32,6 +34,18 @@ def _quantize(x, y_scale, y_zero_point, axis=1, block_size=0, output_dtype=0, sa
         prec = y_scale.dtype
     if prec not in _LOW_FLOATS and prec != np.float64:
         prec = np.dtype(np.float32)
+    if (
+        y_scale.size == 1
+        and not block_size
+        and y_scale.dtype == np.float32
+        and prec == np.float32
+        and out in _EIGHT_BIT
+        and (y_zero_point is None or np.asarray(y_zero_point).size == 1)
+    ):
+        zp = 0 if y_zero_point is None else int(np.asarray(y_zero_point).reshape(-1)[0])
+        q = k8.quantize(x, float(y_scale.reshape(-1)[0]), zp, out)
+        if q is not None:  # one scale, float32: the compiled loop (the same float32 arithmetic)
+            return q
     scale = broadcast_param(y_scale, x.shape, axis, block_size, "y_scale")
     # the division runs in the precision type (numpy evaluates bfloat16 through float32 and rounds)
     q = np.divide(x.astype(prec, copy=False), scale.astype(prec, copy=False))
