@@ -84,3 +84,32 @@ def test_a_merely_slow_model_stops_at_the_run_timeout(monkeypatch):
     data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
     with _hang_guard():
         assert _exercise()(data) == "run"
+
+
+@pytest.mark.parametrize("op_type", ["LayerNormalization", "SimplifiedLayerNormalization"])
+def test_normalization_axis_far_out_of_range_is_a_contradiction(op_type):
+    """Finding 7's cause (a list of 2**31 ones built by the shape rule from axis -2**31): the rule refuses
+    the axis; strict inference names the node, lenient inference leaves the statistics unknown."""
+    from onnx import TensorProto, helper
+
+    import onyx
+    from onyx.errors import InvalidGraph
+
+    node = helper.make_node(op_type, ["x", "scale"], ["y", "mean", "inv"], axis=-(2**31))
+    if op_type == "SimplifiedLayerNormalization":
+        node = helper.make_node(op_type, ["x", "scale"], ["y", "inv"], axis=-(2**31))
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2]),
+         helper.make_tensor_value_info("scale", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    model = onyx.load_from_string(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
+    with pytest.raises(InvalidGraph, match="axis"):
+        onyx.infer_shapes(model.clone(), strict=True)
+    inferred = onyx.infer_shapes(model.clone())
+    stats = [v for v in inferred.graph.value_info if v.name == "inv"]
+    assert not stats or stats[0].type is None or stats[0].shape is None

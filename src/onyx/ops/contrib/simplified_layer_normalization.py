@@ -48,6 +48,8 @@ def _shape(ctx):
     s = ctx.input_shape(0)
     ctx.set_output(0, ctx.input_elem(0), s)
     if ctx.num_outputs > 1 and s is not None:
-        axis = ctx.attr("axis", -1)
+        axis = int(ctx.attr("axis", -1))
+        if not -max(len(s), 1) <= axis < max(len(s), 1):  # not a list of 2**31 ones below
+            ctx.fail(f"axis {axis} out of range for rank {len(s)}")
         ax = axis + len(s) if axis < 0 else axis
         ctx.set_output(1, 1, s[:ax] + [1] * (len(s) - ax))

@@ -161,6 +161,8 @@ def layer_norm_rule(ctx):
         return
     r = len(x)
     axis = int(ctx.attr("axis", -1))
+    if not -max(r, 1) <= axis < max(r, 1):  # an axis of -2**31 would ask for a list of 2**31 ones below
+        ctx.fail(f"axis {axis} out of range for rank {r}")
     axis = axis + r if axis < 0 else axis
     stat = x[:axis] + [1] * (r - axis)
     st = ctx.attr("stash_type", 1)
