@@ -15,6 +15,7 @@ import copy
 import difflib
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,9 @@ class IntermediatePlans:
     """The extra plans of one session: the kept-values plan and unoptimized plans per requested set."""
 
     def __init__(self, session: InferenceSession):
-        self._session = session
+        # weakly: the session holds this object, and a reference back would make every session that
+        # ran an intermediate value a cycle, freed only by the garbage collector
+        self._session = weakref.ref(session)
         self._lock = threading.Lock()
         self._by_request: OrderedDict[frozenset[str], InferenceSession] = OrderedDict()
         self._kept: InferenceSession | None = None
@@ -81,9 +84,10 @@ class IntermediatePlans:
             if sub is not None:
                 self._by_request.move_to_end(key)
                 return sub
-        model = original_model(self._session)
+        session = self._session()  # alive: only its own run reaches here
+        model = original_model(session)
         check_names(model, names)
-        sub = _sub_session(self._session, with_outputs(model, names), 0)
+        sub = _sub_session(session, with_outputs(model, names), 0)
         with self._lock:
             self._by_request[key] = sub
             while len(self._by_request) > MAX_CACHED_PLANS:

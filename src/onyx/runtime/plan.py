@@ -139,6 +139,10 @@ class Plan:
         cache_shape_regions(self)
         self._plan_frees()
         self._fast = self._fast_steps()
+        # the enclosing plan is needed while compiling only (imports are slot pairs, and runs pass the outer
+        # env): kept, it would make a plan with control flow a cycle (plan -> step -> subplan -> plan)
+        # that only the garbage collector frees, with the plan's weights
+        self.outer = None
 
     def _fast_steps(self) -> tuple | None:
         """The steps as flat tuples for :meth:`_run_fast` (None when a step runs subgraphs, which take

@@ -21,7 +21,7 @@ from onyx.kernels.arena import DEFAULT_LIMIT as DEFAULT_ARENA_LIMIT
 from onyx.kernels.arena import Arena
 from onyx.model_io import release_mapped_pages
 from onyx.ops.registry import KernelContext
-from onyx.runtime import cancellation, feeds, repack
+from onyx.runtime import cancellation, feeds, release, repack
 from onyx.runtime.limits import max_tensor_bytes
 from onyx.runtime.options import GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.runtime.plan import CompileContext, Plan
@@ -139,6 +139,10 @@ class InferenceSession(SessionExtras):
             from onyx.runtime.intermediates import keep_values
 
             keep_values(self)
+        # the last attribute: freed after the plan and the model, it frees what remains of the model's
+        # cycles (its weights, its mapped files) at once, unless something else still holds them; the
+        # model given (when one was) too, when nothing else holds it either
+        self._release_token = release.release_when_dropped(self._model, self._source)
 
     # -- building ------------------------------------------------------------------------------
     def _build(self, model: Model) -> None:
