@@ -344,3 +344,53 @@ def test_quantize_equals_numpy(dt):
         assert got.dtype == dt
         np.testing.assert_array_equal(got, want.astype(dt))
     assert int8.quantize(x.astype(np.float64), scale, 0, dt) is None  # the caller's numpy path
+
+
+@pytest.mark.parametrize("vnni", [True, False])
+@pytest.mark.parametrize("out_dt", [U8, S8])
+@pytest.mark.parametrize("per_channel", [True, False])
+@pytest.mark.parametrize("c,m,h,w", [(8, 40, 5, 7), (4, 32, 3, 3), (12, 7, 9, 2)])
+def test_conv_rows_is_the_convolution(c, m, h, w, per_channel, out_dt, vnni):
+    """Positions as the GEMM's rows (tiles of 8 past the last position, channels past a panel) equal the
+    requantized product with the explicit column matrix, stored as (channels, positions)."""
+    x, wt = rand((c, h, w), U8), rand((m, c, 3, 3), S8)
+    src, (hph, wph) = _conv_input(x, (1, 1), (1, 1), (1, 1), [(0, 0)], 9)
+    length = src.shape[1] + int8.NR
+    src = np.concatenate([src, np.zeros((src.shape[0], int8.NR, 4), np.uint8)], axis=1)
+    taps = [i * wph + j for i in range(3) for j in range(3)]
+    quads = (np.arange(c // 4)[:, None] * length + np.array(taps)[None, :]).reshape(-1).astype(np.int64) * 4
+    a = np.ascontiguousarray(wt.reshape(m, c // 4, 4, 9).transpose(0, 1, 3, 2).reshape(m, -1))
+    panels = int8.pack(np.ascontiguousarray(a.T), False)
+    xp = np.full((c, h + 2, w + 2), 9, U8)
+    xp[:, 1:-1, 1:-1] = x
+    cols = np.stack([xp[:, i : i + h, j : j + w] for i in range(3) for j in range(3)], axis=1).reshape(
+        -1, h * w
+    )
+    add = rand((m,), np.int16).astype(np.int32)
+    want = int8.matmul_s32_numpy(wt.reshape(m, -1), cols) + add[:, None]
+    scale = (rng.random(m if per_channel else 1) * 2e-3).astype(np.float32)
+    zp = 4 if out_dt == U8 else -6
+    got = int8.conv_rows(
+        src, quads, (wph, w), panels, add, scale, zp, np.empty((m, h * w), out_dt), vnni=vnni
+    )
+    np.testing.assert_array_equal(
+        got, int8.requantize_numpy(want, scale, 0 if per_channel else None, zp, out_dt)
+    )
+
+
+def test_conv_rows_refuses_bad_operands():
+    mod = int8._module()
+    src = np.zeros(4 * 40, np.uint8)
+    quads = np.array([0, 16], np.int64)
+    panels = np.zeros((1, 2, 32, 4), np.uint8)
+    add, sc = np.zeros(5, np.int32), np.ones(1, np.float32)
+    out = np.zeros((5, 6), np.uint8)
+    mod.conv_rows(src, quads, 4, 3, panels, add, sc, 0, out, 0, 1, 1)  # 2 rows of 3 on a width of 4: fits
+    with pytest.raises(ValueError, match="outside the source"):
+        mod.conv_rows(src, np.array([0, 4 * 36], np.int64), 4, 3, panels, add, sc, 0, out, 0, 1, 1)
+    with pytest.raises(ValueError, match="whole rows"):
+        mod.conv_rows(src, quads, 4, 4, panels, add, sc, 0, out, 0, 1, 1)
+    with pytest.raises(ValueError, match="one offset per channel"):
+        mod.conv_rows(src, quads, 4, 3, panels, add[:4], sc, 0, out, 0, 1, 1)
+    with pytest.raises(ValueError):  # weights packed for another k
+        mod.conv_rows(src, quads, 4, 3, np.zeros((1, 3, 32, 4), np.uint8), add, sc, 0, out, 0, 1, 1)

@@ -611,6 +611,210 @@ done:
     return result;
 }
 
+/* ---- a convolution with output positions as the GEMM's rows (small images) ----
+ *
+ * gemm_shifted puts output positions on the 32-column panels: an image of 7 x 7 positions (61 columns on
+ * the padded width) fills two panels, 64 columns, for 49 outputs. Here the rows are the positions, read
+ * in place from interleave_conv's bytes (row p, k-quad q: the 4 bytes at qoff[q] + 4 pp(p), pp(p) the
+ * position on the padded width), the panels hold the weights (packed once, per output channel), and the
+ * tile's bytes are stored transposed into the (channels, positions) output. Activations are the unsigned
+ * operand, weights the signed one. */
+typedef struct {
+    const uint8_t *src;
+    const int64_t *qoff;
+    Py_ssize_t kq, positions, wph, ow;
+    const uint8_t *panels; /* (np, kq, 32, 4) */
+    Py_ssize_t channels;
+    const int32_t *coff; /* per channel */
+    const float *scale;  /* per channel, or one */
+    int per_channel, zp;
+    float lo, hi;
+    uint8_t *out; /* (channels, positions) */
+} rows_conv;
+
+/* The requantized bytes of one tile (mr positions x nj channels), stored transposed. */
+static inline void store_transposed(const rows_conv *g, Py_ssize_t row0, int mr, Py_ssize_t col0, Py_ssize_t nj,
+                                    uint8_t bytes[MR][NR]) {
+    for (Py_ssize_t j = 0; j < nj; j++) {
+        uint8_t *o = g->out + (col0 + j) * g->positions + row0;
+        for (int r = 0; r < mr; r++) o[r] = bytes[r][j];
+    }
+}
+
+static inline Py_ssize_t padded_position(const rows_conv *g, Py_ssize_t p) {
+    return (p / g->ow) * g->wph + p % g->ow;
+}
+
+#if ONYX_HAVE_VNNI_BUILD
+VNNI_TARGET ONYX_INLINE void tile_rows_vnni(const int mr, const rows_conv *g, Py_ssize_t row0, Py_ssize_t p) {
+    const uint8_t *r0 = g->src + 4 * padded_position(g, row0);
+    const uint8_t *rp[MR];
+    for (int r = 0; r < MR; r++) rp[r] = r < mr ? g->src + 4 * padded_position(g, row0 + r) : r0;
+    const uint8_t *panel = g->panels + p * g->kq * NR * 4;
+    __m512i x00 = _mm512_setzero_si512(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
+            x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00, x60 = x00, x61 = x00, x70 = x00, x71 = x00;
+#define ROW_STEP(R)                                                                                             \
+    if (mr > R) {                                                                                               \
+        int32_t quad;                                                                                           \
+        memcpy(&quad, rp[R] + off, 4);                                                                          \
+        const __m512i s = _mm512_set1_epi32(quad);                                                              \
+        x##R##0 = _mm512_dpbusd_epi32(x##R##0, s, v0);                                                         \
+        x##R##1 = _mm512_dpbusd_epi32(x##R##1, s, v1);                                                         \
+    }
+    for (Py_ssize_t q = 0; q < g->kq; q++) {
+        const Py_ssize_t off = g->qoff[q];
+        const __m512i v0 = _mm512_loadu_si512((const void *)(panel + q * NR * 4));
+        const __m512i v1 = _mm512_loadu_si512((const void *)(panel + q * NR * 4 + 64));
+        ROW_STEP(0)
+        ROW_STEP(1)
+        ROW_STEP(2)
+        ROW_STEP(3)
+        ROW_STEP(4)
+        ROW_STEP(5)
+        ROW_STEP(6)
+        ROW_STEP(7)
+    }
+#undef ROW_STEP
+    __m512i acc[MR][2] = {{x00, x01}, {x10, x11}, {x20, x21}, {x30, x31},
+                          {x40, x41}, {x50, x51}, {x60, x61}, {x70, x71}};
+    const Py_ssize_t col0 = p * NR, nj = g->channels - col0 < NR ? g->channels - col0 : NR;
+    const __mmask16 m0 = nj >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nj) - 1);
+    const __mmask16 m1 = nj >= 32 ? (__mmask16)0xFFFF : nj > 16 ? (__mmask16)((1u << (nj - 16)) - 1) : 0;
+    const __m512i c0 = _mm512_maskz_loadu_epi32(m0, g->coff + col0);
+    const __m512i c1 = _mm512_maskz_loadu_epi32(m1, g->coff + col0 + 16);
+    const __m512 s0 = g->per_channel ? _mm512_maskz_loadu_ps(m0, g->scale + col0) : _mm512_set1_ps(g->scale[0]);
+    const __m512 s1 = g->per_channel ? _mm512_maskz_loadu_ps(m1, g->scale + col0 + 16) : _mm512_set1_ps(g->scale[0]);
+    const __m512 lo = _mm512_set1_ps(g->lo), hi = _mm512_set1_ps(g->hi);
+    const __m512i zp = _mm512_set1_epi32(g->zp);
+    uint8_t bytes[MR][NR];
+    for (int r = 0; r < mr; r++) {
+        for (int h = 0; h < 2; h++) {
+            const __m512i a = _mm512_add_epi32(acc[r][h], h ? c1 : c0);
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(a), h ? s1 : s0);
+            f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+            const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp); /* round half to even */
+            _mm_storeu_si128((__m128i *)(bytes[r] + 16 * h), _mm512_cvtepi32_epi8(q));
+        }
+    }
+    store_transposed(g, row0, mr, col0, nj, bytes);
+}
+
+VNNI_TARGET static void conv_rows_vnni(const rows_conv *g, int mr, Py_ssize_t row0, Py_ssize_t p) {
+    switch (mr) {
+    case 8: tile_rows_vnni(8, g, row0, p); break;
+    case 7: tile_rows_vnni(7, g, row0, p); break;
+    case 6: tile_rows_vnni(6, g, row0, p); break;
+    case 5: tile_rows_vnni(5, g, row0, p); break;
+    case 4: tile_rows_vnni(4, g, row0, p); break;
+    case 3: tile_rows_vnni(3, g, row0, p); break;
+    case 2: tile_rows_vnni(2, g, row0, p); break;
+    default: tile_rows_vnni(1, g, row0, p); break;
+    }
+}
+#endif
+
+/* The same tile without VNNI. */
+ONYX_VECTOR static void tile_rows_plain(const int mr, const rows_conv *g, Py_ssize_t row0, Py_ssize_t p) {
+    const uint8_t *panel = g->panels + p * g->kq * NR * 4;
+    const Py_ssize_t col0 = p * NR, nj = g->channels - col0 < NR ? g->channels - col0 : NR;
+    uint8_t bytes[MR][NR];
+    for (int r = 0; r < mr; r++) {
+        const uint8_t *a = g->src + 4 * padded_position(g, row0 + r);
+        int32_t acc[NR] = {0};
+        for (Py_ssize_t q = 0; q < g->kq; q++) {
+            const uint8_t *v = panel + q * NR * 4, *s = a + g->qoff[q];
+            for (int j = 0; j < NR; j++)
+                acc[j] += s[0] * (int8_t)v[4 * j] + s[1] * (int8_t)v[4 * j + 1] + s[2] * (int8_t)v[4 * j + 2] +
+                          s[3] * (int8_t)v[4 * j + 3];
+        }
+        for (Py_ssize_t j = 0; j < nj; j++) {
+            const float sc = g->per_channel ? g->scale[col0 + j] : g->scale[0];
+            float v = (float)(acc[j] + g->coff[col0 + j]) * sc;
+            v = v < g->lo ? g->lo : v > g->hi ? g->hi : v;
+            bytes[r][j] = (uint8_t)((int)nearbyintf(v) + g->zp);
+        }
+    }
+    store_transposed(g, row0, mr, col0, nj, bytes);
+}
+
+static PyObject *py_conv_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *so, *qo, *po, *co, *sco, *oo;
+    Py_ssize_t wph, ow;
+    int zp, is_signed, threads, allow_vnni;
+    if (!PyArg_ParseTuple(args, "OOnnOOOiOiii", &so, &qo, &wph, &ow, &po, &co, &sco, &zp, &oo, &is_signed, &threads,
+                          &allow_vnni))
+        return NULL;
+    onyx_array src, qf, pk, cof, sc, out;
+    PyObject *result = NULL;
+    if (ONYX_GET_ARGS(NULL, {so, &src, 'B', 1, ONYX_DENSE, "conv_rows: src (uint8 view)"},
+                      {qo, &qf, 'q', 1, ONYX_DENSE, "conv_rows: quad offsets"},
+                      {po, &pk, 'B', 4, ONYX_DENSE, "conv_rows: packed weights"},
+                      {co, &cof, 'i', 1, ONYX_DENSE, "conv_rows: channel offsets"},
+                      {sco, &sc, 'f', 1, ONYX_DENSE, "conv_rows: scale"},
+                      {oo, &out, 'B', 2, ONYX_OUT | ONYX_DENSE, "conv_rows: out (uint8 view)"}) < 0)
+        goto done;
+    {
+        rows_conv g;
+        g.src = (const uint8_t *)src.data;
+        g.qoff = (const int64_t *)qf.data;
+        g.kq = qf.shape[0];
+        g.channels = out.shape[0];
+        g.positions = out.shape[1];
+        g.wph = wph;
+        g.ow = ow;
+        g.panels = (const uint8_t *)pk.data;
+        g.coff = (const int32_t *)cof.data;
+        g.scale = (const float *)sc.data;
+        g.per_channel = sc.shape[0] != 1;
+        g.zp = zp;
+        g.lo = (float)((is_signed ? -128 : 0) - zp);
+        g.hi = (float)((is_signed ? 127 : 255) - zp);
+        g.out = (uint8_t *)out.data;
+        const Py_ssize_t np_ = (g.channels + NR - 1) / NR;
+        if (ONYX_EXPECT_SHAPE(&pk, "conv_rows: packed weights", np_, g.kq, NR, 4) < 0) goto done;
+        if (cof.shape[0] != g.channels || (g.per_channel && sc.shape[0] != g.channels)) {
+            onyx_fail("conv_rows: one offset per channel, and one scale or one per channel");
+            goto done;
+        }
+        if (ow < 1 || wph < ow || (g.positions > 0 && g.positions % ow != 0)) {
+            onyx_fail("conv_rows: out's positions must be whole rows of ow, wph >= ow >= 1");
+            goto done;
+        }
+        /* the last position's quads stay inside src */
+        const Py_ssize_t last = g.positions > 0 ? 4 * padded_position(&g, g.positions - 1) + 4 : 0;
+        for (Py_ssize_t q = 0; q < g.kq; q++) {
+            if (g.positions > 0 && (g.qoff[q] < 0 || g.qoff[q] + last > src.shape[0])) {
+                onyx_fail("conv_rows: a quad's positions run outside the source buffer");
+                goto done;
+            }
+        }
+        const Py_ssize_t groups = (g.positions + MR - 1) / MR, tasks = groups * np_;
+        const int vnni = allow_vnni && cpu_has_vnni();
+        const int nt = onyx_threads(threads);
+        Py_BEGIN_ALLOW_THREADS
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+        for (Py_ssize_t t = 0; t < tasks; t++) {
+            /* panel-major: the tasks of one thread share a panel of weights while it stays in cache */
+            const Py_ssize_t p = t / groups, i = t % groups, row0 = i * MR;
+            const int mr = g.positions - row0 < MR ? (int)(g.positions - row0) : MR;
+#if ONYX_HAVE_VNNI_BUILD
+            if (vnni) {
+                conv_rows_vnni(&g, mr, row0, p);
+                continue;
+            }
+#endif
+            tile_rows_plain(mr, &g, row0, p);
+        }
+        Py_END_ALLOW_THREADS
+        (void)vnni;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    ONYX_RELEASE(&src, &qf, &pk, &cof, &sc, &out);
+    return result;
+}
+
 /* A convolution's input for gemm_shifted in one pass: four channels of x (C, H, W) interleaved, padded
  * with `value` (pt rows above, pl columns left; beyond the input on the other sides) and split into the
  * stride phases (a, b) its kernel reads: dst[g][p][r][c] = padded x[4 g + i][r sh + a][c sw + b]. */
@@ -969,6 +1173,11 @@ static PyMethodDef methods[] = {
                               "place: k-quad q of column j is the 4 bytes at src[quad_offsets[q] + 4 j] (interleave_conv's "
                               "layout, every quad one shift of it). out (M, n); or, with a padded width wp > 0 "
                               "(requantized only), (M, rows * ow): of every wp columns the first ow."),
+    ONYX_METHOD(conv_rows, "conv_rows(src, quad_offsets, wph, ow, packed_weights, channel_offsets, scale, zero_point, "
+                           "out, is_signed, threads, allow_vnni): a requantized convolution with the output "
+                           "positions as the GEMM's rows: out (channels, positions) bytes; position p, quad q "
+                           "reads the 4 unsigned bytes at src[quad_offsets[q] + 4 ((p / ow) wph + p % ow)], the "
+                           "weights packed as by pack (signed)."),
     ONYX_METHOD(interleave_conv, "interleave_conv(x, phases, dst, sh, sw, pt, pl, hph, wph, value, flip, threads): "
                                  "x (C, H, W) bytes padded with value (pt rows above, pl columns left), split into "
                                  "the stride phases (a, b) of phases (P, 2) int64, four channels interleaved: dst "

@@ -28,6 +28,7 @@ __all__ = [
     "NR",
     "gemm_packed",
     "gemm_shifted",
+    "conv_rows",
     "interleave_conv",
     "dynamic_quantize",
     "dynamic_quantize_numpy",
@@ -189,6 +190,39 @@ def gemm_shifted(
     wp, ow = padded_width or (0, 0)
     mod.gemm_shifted(a_padded, flat, quad_offsets, out.view(np.uint8), int(n), int(a_unsigned), nt, int(vnni),
                      row_add, None, sc, mode, int(zero_point), signed, int(wp), int(ow))  # fmt: skip
+    return out
+
+
+def conv_rows(
+    src: np.ndarray,
+    quad_offsets: np.ndarray,
+    padded_width: tuple[int, int],
+    packed_weights: np.ndarray,
+    channel_add: np.ndarray,
+    scale: np.ndarray,
+    zero_point: int,
+    out: np.ndarray,
+    threads: int = 0,
+    *,
+    vnni: bool = True,
+) -> np.ndarray:
+    """A requantized convolution with the output positions as the GEMM's rows (what small images need: no
+    32-column panel half empty): ``out`` (channels, positions) uint8 / int8 = saturate(rint((sum over
+    quads of the unsigned activation bytes at ``quad_offsets[q] + 4 pp(p)`` of ``src`` times the signed
+    weights of :func:`pack` ed ``packed_weights`` + ``channel_add``) * ``scale``) + ``zero_point``), pp(p)
+    the position on the padded width (``padded_width`` = (wph, ow)). ``scale``: one value or one per
+    channel. Needs the compiled module."""
+    channels, positions = out.shape
+    if not (channels and positions):
+        return out
+    mod = _module()
+    kp = quad_offsets.shape[0] * 4
+    nt = _resolve(threads) if channels * positions * kp >= PARALLEL_MACS else 1
+    sc = np.ascontiguousarray(scale, np.float32).reshape(-1)
+    wph, ow = padded_width
+    flat = src.reshape(-1).view(np.uint8)
+    mod.conv_rows(flat, quad_offsets, int(wph), int(ow), packed_weights, channel_add, sc, int(zero_point),
+                  out.view(np.uint8), int(out.dtype == _S8), nt, int(vnni))  # fmt: skip
     return out
 
 

@@ -34,6 +34,9 @@ CONVS = [  # x shape, w shape, attributes
     ),
     ((1, 4, 13, 12), (6, 4, 5, 5), {"pads": [2, 2, 2, 2], "strides": [2, 2]}),
     ((1, 12, 20, 23), (40, 12, 3, 3), {"pads": [1, 1, 1, 1]}),
+    # small images: output positions as the GEMM's rows (int8 weights), plain and strided with groups
+    ((2, 8, 7, 6), (32, 8, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 16, 13, 13), (64, 8, 3, 3), {"group": 2, "pads": [1, 0, 1, 1], "strides": [2, 2]}),
     ((1, 4, 12), (6, 4, 3), {"pads": [1, 1]}),  # 1-D: numpy's im2col
     ((1, 2, 4, 5, 5), (3, 2, 2, 3, 3), {"auto_pad": "SAME_UPPER"}),  # 3-D
 ]

@@ -241,6 +241,14 @@ def requantize_last(acc: np.ndarray, mult: np.ndarray, zp: int, dtype, threads: 
     return k8.requantize(flat, mult, 1, zp, dtype, threads).reshape(acc.shape)
 
 
+def _rows_pay(positions: int, n_cols: int, channels: int) -> bool:
+    """Whether positions as the GEMM's rows (8 a tile, channels on 32-column panels) waste clearly less of
+    the tiles than positions on the panels (n_cols columns on the padded width, 32 a panel)."""
+    on_panels = positions / (-(-n_cols // 32) * 32)
+    on_rows = positions / (-(-positions // 8) * 8) * channels / (-(-channels // 32) * 32)
+    return on_rows > on_panels + 0.05
+
+
 class FrozenConv:
     """A 2-D integer convolution whose weights (zero point 0), x zero point and bias are constants:
     the padded weights and the per-channel int32 offsets (bias - x_zero_point' * row sums of W) worked
@@ -269,15 +277,23 @@ class FrozenConv:
         # channels in groups of four: the input interleaved once and read in place, one shift per kernel tap
         # (gemm_shifted), instead of a column matrix kernel-size times the input
         # (a 1x1 kernel reads its input once: packed panels, read in order, run faster)
-        self.shifted = cg % 4 == 0 and int(np.prod(w.shape[2:])) > 1
+        taps = int(np.prod(w.shape[2:]))
+        self.shifted = cg % 4 == 0 and taps > 1
         if self.shifted:
-            taps = int(np.prod(w.shape[2:]))
             self.parts_shifted = [
                 # (M, C/4, 4, taps) -> (M, C/4, taps, 4): k-quad (channel group, tap), four channels each
                 np.ascontiguousarray(
                     w[m0 : m0 + n_].reshape(n_, cg // 4, 4, taps).transpose(0, 1, 3, 2).reshape(n_, -1)
                 ).view(np.uint8)
                 for _, _, m0, n_ in self.parts
+            ]
+        # small images: output positions as the GEMM's rows, the weights packed as its panels (conv_rows);
+        # activations must be the unsigned operand there (int8 ones are flipped), weights the signed one.
+        # (1x1 kernels stay on packed panels: faster than either at every size measured, bench/README.md)
+        self.rows_panels = None
+        if self.shifted and w.dtype == np.int8:
+            self.rows_panels = [
+                k8.pack(np.ascontiguousarray(ws.view(np.int8).T), False) for ws in self.parts_shifted
             ]
         self._plans: dict = {}
 
@@ -316,6 +332,7 @@ class FrozenConv:
             n_cols = (oh - 1) * wp + ow  # columns: output rows wp apart
             shifted = None
             if self.shifted:
+                rows = self.rows_panels is not None and _rows_pay(oh * ow, n_cols, self.parts[0][3])
                 taps = int(np.prod(self.w.shape[2:]))
                 used, hph = ((0, 0),), hp
                 if phases is not None:
@@ -323,7 +340,7 @@ class FrozenConv:
                 length = len(used) * hph * wp + k8.NR  # the last panel reads up to NR - 1 columns further
                 groups = np.arange(cg // 4, dtype=np.int64)[:, None] * length
                 quads = (np.asarray(offsets[:taps], np.int64)[None, :] + groups).reshape(-1) * 4
-                shifted = (quads, np.array(used, np.int64).reshape(-1, 2), (hph, wp), length)
+                shifted = (quads, np.array(used, np.int64).reshape(-1, 2), (hph, wp), length, rows)
             plan = (geo, wp, offsets, n_cols, phases, shifted)
             if len(self._plans) > 16:
                 self._plans.clear()
@@ -365,7 +382,7 @@ class FrozenConv:
         """The convolution on :func:`k8.gemm_shifted`: per image and group, the input interleaved (padded,
         split into its stride phases) in one pass and read in place; a requantized result is stored
         straight into the (oh, ow) output, an int32 one computed on the padded width and sliced."""
-        quads, used, phase_shape, length = shifted
+        quads, used, phase_shape, length, rows = shifted
         (oh, ow), n, cg, m = geo.out, x.shape[0], self.w.shape[1], self.w.shape[0]
         if requant is None:
             y = np.empty((n, m, oh * wp), np.int32)
@@ -379,6 +396,20 @@ class FrozenConv:
                     xg, used, geo.strides, geo.pb, phase_shape, length, self.xz, self.flip, self.threads
                 )
                 ws = self.parts_shifted[g]
+                if rows and requant is not None:
+                    sc = mult if mult.size == 1 else mult[m0 : m0 + mg]
+                    k8.conv_rows(
+                        src,
+                        quads,
+                        (wp, ow),
+                        self.rows_panels[g],
+                        off,
+                        sc,
+                        yz,
+                        y[i, m0 : m0 + mg],
+                        self.threads,
+                    )
+                    continue
                 if requant is None:
                     dst = y[i, m0 : m0 + mg, :n_cols]
                     k8.gemm_shifted(ws, self.a_unsigned, src, quads, dst, n_cols, off, self.threads)
