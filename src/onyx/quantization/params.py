@@ -5,13 +5,24 @@ operations matters: the range is widened to contain 0, the scale ``(rmax - rmin)
 computed in float64 and stored as float32, the zero point ``round(qmin - rmin / scale)`` uses the float64
 scale and rounds half to even, symmetric ranges take the middle of [qmin, qmax], and values are
 quantized as ``round(x_f32 / scale_f32) + zero_point`` clipped to the type's full range.
+
+FLOAT8E4M3FN has no range to fit: its scale maps the tensor's standard deviation onto the standard deviation
+of float8's own finite values (both distributions taken as alike), its zero point is a float8 0, and values
+are ``x_f32 / scale_f32`` cast to float8 with saturation to +-448 (round to nearest even).
 """
 
 from __future__ import annotations
 
+import functools
+
+import ml_dtypes
 import numpy as np
 
+from onyx.errors import InvalidArgument
+from onyx.ir.dtypes import DataType
 from onyx.quantization.types import numpy_dtype, qrange
+
+FLOAT8 = int(DataType.FLOAT8E4M3FN)
 
 INT32_MIN, INT32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 
@@ -81,6 +92,8 @@ def quantize_values(
         shape[axis] = -1
         scale = scale.reshape(shape)
         zp = zp.reshape(shape)
+    if elem_type == FLOAT8:
+        return quantize_float8(data, scale)
     q = np.round(data.astype(np.float32) / scale.astype(np.float32)) + zp.astype(np.float32)
     qmin, qmax = qrange(elem_type)
     np.clip(q, qmin, qmax, out=q)
@@ -126,3 +139,45 @@ def adjust_weight_scale_for_bias(
                 ws[i] = float(ws[i]) * (smallest / cand)
                 changed = True
     return ws if changed else None
+
+
+# ------------------------------------------------------------------------------------------------
+# FLOAT8E4M3FN
+
+
+@functools.cache
+def float8_std() -> np.float32:
+    """The standard deviation (float32) of every finite float8_e4m3fn value, in code order."""
+    values = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    return np.std(values[np.isfinite(values)])
+
+
+def float8_scale(std: np.ndarray, what: str) -> np.ndarray:
+    """The scale that maps a distribution of standard deviation ``std`` onto float8's."""
+    std = np.asarray(std)
+    if not np.isfinite(std) or std <= 0:
+        raise InvalidArgument(
+            f"FLOAT8E4M3FN quantization of {what}: its values have standard deviation {float(std)}, "
+            "so no scale maps them onto float8 (a constant tensor cannot be quantized to float8)"
+        )
+    return np.array(std / float8_std(), dtype=std.dtype)
+
+
+def float8_data_params(data: np.ndarray, name: str, axis: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(float8 zero point(s), scale(s)) of an initializer from its standard deviation, per tensor or per
+    ``axis`` (each channel's own deviation)."""
+    zero = np.zeros((), ml_dtypes.float8_e4m3fn)
+    if axis is None:
+        return zero, float8_scale(np.std(data.reshape(-1)), f"initializer {name!r}")
+    scales = [
+        float8_scale(np.std(data.take(i, axis).reshape(-1)), f"channel {i} of initializer {name!r}")
+        for i in range(data.shape[axis])
+    ]
+    return np.zeros(len(scales), ml_dtypes.float8_e4m3fn), np.array(scales)
+
+
+def quantize_float8(data: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``x / scale`` in the data's float type, saturated to float8's finite range and rounded to it."""
+    limit = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max)
+    q = data / scale
+    return np.clip(q, -limit, limit).astype(ml_dtypes.float8_e4m3fn)

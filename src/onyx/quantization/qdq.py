@@ -130,13 +130,22 @@ def adjust_ranges(model: Model, ranges: dict[str, TensorData], opts: Options) ->
             ranges[node.outputs[0].name] = TensorData(lowest=np.float32(0.0), highest=np.float32(1.0))
 
 
-def activation_params(td: TensorData, override: dict, opts: Options) -> QParams:
+def activation_params(td: TensorData, override: dict, opts: Options, name: str = "") -> QParams:
     """Scale and zero point of an activation from its calibrated range and the user's overrides."""
     qt = override_type(override, opts.activation_type)
     if "scale" in override:
         return QParams(
             np.array(override["zero_point"], numpy_dtype(qt)), np.array(override["scale"], np.float32), qt
         )
+    if qt == params.FLOAT8:
+        std = getattr(td, "std", None)
+        if std is None:
+            raise InvalidArgument(
+                f"FLOAT8E4M3FN quantization of tensor {name!r} needs its distribution (Distribution "
+                "calibration); it has only a range (another calibration method, or a Softmax output's "
+                "fixed [0, 1])"
+            )
+        return QParams(np.zeros((), numpy_dtype(qt)), params.float8_scale(std, f"tensor {name!r}"), qt)
     lo, hi = td.range_value
     lo = np.asarray(override.get("rmin", lo), dtype=np.asarray(lo).dtype)
     hi = np.asarray(override.get("rmax", hi), dtype=np.asarray(hi).dtype)
@@ -156,7 +165,7 @@ class QDQQuantizer:
         self.ranges = dict(ranges)
         adjust_ranges(model, self.ranges, opts)
         self.act_params = {
-            name: activation_params(td, self._override(name), opts) for name, td in self.ranges.items()
+            name: activation_params(td, self._override(name), opts, name) for name, td in self.ranges.items()
         }
         self.marks: dict[str, Mark] = {}
         self.biases: dict[str, tuple[Node, str, str, float]] = {}
@@ -278,6 +287,8 @@ class QDQQuantizer:
                 self._mark(ins[0])
             if self._out(node):
                 self._mark(out0)
+        elif op == "MaxPool" and self.opts.activation_type == params.FLOAT8:
+            return  # as onnxruntime: MaxPool stays float (unquantized) with float8 activations
         elif op in DIRECT_8BIT and not (op == "MaxPool" and self.opset < 12):
             if self.opts.flag("ForceQuantizeNoInputCheck"):
                 self._mark(ins[0])
@@ -330,6 +341,12 @@ class QDQQuantizer:
                 if axis is None:
                     zps, scales = zps[0], scales[0]
                 self.init_params[name] = QParams(zps, scales, qt, axis)
+                continue
+            if qt == params.FLOAT8:
+                if first.get("reduce_range", self.opts.reduce_range):
+                    raise InvalidArgument(f"reduce_range is not supported for FLOAT8E4M3FN tensor {name!r}")
+                zp, scale = params.float8_data_params(data.reshape(-1) if axis is None else data, name, axis)
+                self.init_params[name] = QParams(zp, scale, qt, axis)
                 continue
             default_sym = axis is not None or (
                 self.opts.weight_symmetric(qt) if mark.weight else self.opts.activation_symmetric
@@ -423,6 +440,9 @@ class QDQQuantizer:
         b = values[name]
         if w is None or x is None or b.const is None:
             return  # its input or weight stayed float: the bias stays float too
+        if self.opts.weight_type == params.FLOAT8:
+            self._emit_float8_bias(name, b)
+            return
         q, scale = params.quantize_bias(b.const.numpy(), x.scale.const.numpy(), w.scale.const.numpy(), beta)
         qv = _graph.add_initializer(self.graph, self.names.take(name + "_quantized"), q)
         sv = _graph.add_initializer(self.graph, self.names.take(name + "_quantized_scale"), scale)
@@ -435,6 +455,32 @@ class QDQQuantizer:
         self._node(
             "DequantizeLinear", [qv, sv, zv], [out], name + "_DequantizeLinear", 0 if scale.size > 1 else None
         )
+
+    def _emit_float8_bias(self, name: str, b: Value) -> None:
+        """With float8 weights onnxruntime keeps the bias float: a float32 copy Cast back to the bias's
+        type (float8 GEMMs take a float bias), plus a unit scale and a float8 zero point left unused."""
+        data = b.const.numpy()
+        if data.dtype not in (np.float32, np.float16):
+            raise InvalidArgument(
+                f"bias {name!r} of a float8 node must be float32 or float16, got {data.dtype}"
+            )
+        copy = _graph.add_initializer(
+            self.graph, self.names.take(name + "_quantized"), data.astype(np.float32)
+        )
+        _graph.add_initializer(self.graph, self.names.take(name + "_quantized_scale"), np.ones(1, np.float32))
+        _graph.add_initializer(
+            self.graph,
+            self.names.take(name + "_quantized_zero_point"),
+            np.zeros(1, numpy_dtype(params.FLOAT8)),
+        )
+        del self.graph.initializers[name]
+        out = _graph.new_value(name, b.const.data_type, b)
+        b.replace_all_uses_with(out)
+        self.graph.inputs[:] = [i for i in self.graph.inputs if i is not b]
+        cast = _graph.make_node(
+            "Cast", [copy], [out], self.names.take(name + "_DequantizeLinear"), to=int(b.const.data_type)
+        )
+        self.graph.append_node(cast)
 
     def run(self) -> Model:
         for node in list(self.graph.nodes):

@@ -130,9 +130,35 @@ def _check_output(model_output: Any) -> str:
     return path
 
 
+def _check_float8(
+    quant_format: QuantFormat,
+    activation: QuantType,
+    weight: QuantType,
+    method: CalibrationMethod,
+    reduce: bool,
+) -> None:
+    """onnxruntime's rules for QFLOAT8E4M3FN: both types float8, Distribution calibration, no reduce_range;
+    QOperator is refused (onnxruntime refuses it for Conv and otherwise writes com.microsoft QLinearMatMul
+    / QGemm nodes that its CPU provider cannot load)."""
+    f8 = QuantType.QFLOAT8E4M3FN
+    if f8 not in (activation, weight):
+        return
+    if activation != weight:
+        raise InvalidArgument(
+            f"activation_type={activation} with weight_type={weight}: QFLOAT8E4M3FN must be used for both"
+        )
+    if method != CalibrationMethod.Distribution:
+        raise InvalidArgument(
+            "QFLOAT8E4M3FN quantization needs calibrate_method=CalibrationMethod.Distribution, "
+            f"got {method.name}"
+        )
+    if quant_format != QuantFormat.QDQ:
+        raise OnyxNotImplemented("QFLOAT8E4M3FN quantization is supported in QuantFormat.QDQ only")
+    if reduce:
+        raise InvalidArgument("reduce_range=True is not supported with QFLOAT8E4M3FN")
+
+
 def _check_types(quant_format: QuantFormat, activation: QuantType, weight: QuantType) -> None:
-    if QuantType.QFLOAT8E4M3FN in (activation, weight):
-        raise OnyxNotImplemented("QFLOAT8E4M3FN quantization is not supported by onyx's quantizer")
     if activation == QuantType.QInt8 and weight == QuantType.QUInt8:
         raise InvalidArgument("activation_type=QInt8 with weight_type=QUInt8 is not a supported combination")
     if quant_format == QuantFormat.QOperator and ({activation, weight} & (SIXTEEN_BIT | FOUR_BIT)):
@@ -182,14 +208,20 @@ def _needs_opset21(model: Model, activation: QuantType | None, weight: QuantType
     types = {weight, activation} | {
         d.get("quant_type") for items in extra.get("TensorQuantOverrides", {}).values() for d in items
     }
-    if _graph.opset(model) >= 21 or not (types & (SIXTEEN_BIT | FOUR_BIT)):
+    if types & (SIXTEEN_BIT | FOUR_BIT):
+        target = 21
+    elif QuantType.QFLOAT8E4M3FN in types:
+        target = 19  # float8 QuantizeLinear/DequantizeLinear, as onnxruntime converts for float8 weights
+    else:
+        return model
+    if _graph.opset(model) >= target:
         return model
     from onyx.shape_inference import infer_shapes
     from onyx.version_converter import convert_version
 
     # onnxruntime converts to opset 21 for 16-bit types and uses com.microsoft Q/DQ for 4-bit ones;
     # onyx converts to opset 21 for both (standard QuantizeLinear/DequantizeLinear support them there)
-    return infer_shapes(convert_version(model, 21))
+    return infer_shapes(convert_version(model, target))
 
 
 def _save(model: Model, path: str, external: bool) -> None:
@@ -237,6 +269,7 @@ def quantize_static(
     activation = as_quant_type(activation_type, "activation_type")
     weight = as_quant_type(weight_type, "weight_type")
     method = as_enum(calibrate_method, CalibrationMethod, "calibrate_method")
+    _check_float8(quant_format, activation, weight, method, bool(reduce_range))
     _check_types(quant_format, activation, weight)
     if calibration_cache_path is not None:
         raise OnyxNotImplemented("calibration_cache_path is not supported by onyx's quantizer")
