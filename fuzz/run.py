@@ -12,6 +12,7 @@ import argparse
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,15 +21,49 @@ ROOT = HERE.parent
 
 
 def campaign(
-    seconds: int, corpus: Path, findings: Path, timeout: int, rss_limit_mb: int, runs: int | None = None
+    seconds: int,
+    corpus: Path,
+    findings: Path,
+    timeout: int,
+    rss_limit_mb: int,
+    runs: int | None = None,
+    jobs: int = 1,
 ) -> dict:
-    """Run libFuzzer for ``seconds`` (or ``runs`` executions); return executions and finding files."""
+    """Run libFuzzer for ``seconds`` (or ``runs`` executions) in ``jobs`` processes sharing the corpus (each
+    reloads what the others add); return executions (summed) and finding files."""
     from fuzz.corpus import write_corpus
 
     write_corpus(corpus)
     findings.mkdir(parents=True, exist_ok=True)
     before = set(_finding_files(findings))
-    log_path = findings / "campaign.log"  # libFuzzer's live output (tail -f it), appended run after run
+    t0 = time.monotonic()
+    per_job_runs = None if runs is None else -(-runs // jobs)
+    results: list[dict] = [{} for _ in range(jobs)]
+
+    def job(i: int) -> None:
+        log_path = findings / ("campaign.log" if i == 0 else f"campaign-{i}.log")
+        results[i] = _job(t0, seconds, corpus, findings, timeout, rss_limit_mb, per_job_runs, log_path)
+
+    threads = [threading.Thread(target=job, args=(i,)) for i in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    new = sorted(set(_finding_files(findings)) - before)
+    return {
+        "executions": sum(r["executions"] for r in results),
+        "seconds": time.monotonic() - t0,
+        "findings": new,
+        "log": "\n".join(r["log"] for r in results),
+        "returncode": max(r["returncode"] for r in results),
+    }
+
+
+def _job(
+    t0: float, seconds: int, corpus: Path, findings: Path, timeout: int, rss_limit_mb: int, runs: int | None,
+    log_path: Path,
+) -> dict:  # fmt: skip
+    """One libFuzzer process, restarted after each finding (corpus kept) until time or runs are used up."""
     base = [
         sys.executable,
         "-m",
@@ -40,9 +75,7 @@ def campaign(
         "-max_len=262144",
         "-print_final_stats=1",
     ]
-    t0 = time.monotonic()
     executions, logs, returncode = 0, [], 0
-    # libFuzzer stops at its first finding; the campaign restarts it (corpus kept) until time is up
     while True:
         left = seconds - (time.monotonic() - t0)
         if left < 1 or (runs is not None and executions >= runs):
@@ -62,14 +95,7 @@ def campaign(
         executions += int(done[-1]) if done else 0
         if proc.returncode == 0 or not done and proc.returncode not in (1, 70, 71, 72):
             break  # finished its time or runs (or could not start: nothing to restart)
-    new = sorted(set(_finding_files(findings)) - before)
-    return {
-        "executions": executions,
-        "seconds": time.monotonic() - t0,
-        "findings": new,
-        "log": "\n".join(logs),
-        "returncode": returncode,
-    }
+    return {"executions": executions, "log": "\n".join(logs), "returncode": returncode}
 
 
 def _finding_files(folder: Path) -> list[Path]:
@@ -95,8 +121,13 @@ def main(argv: list[str] | None = None) -> int:
         help="wall-clock seconds before an input counts as a hang (a loaded machine stalls)",
     )
     ap.add_argument("--rss-limit-mb", type=int, default=4096)
+    ap.add_argument("--jobs", type=int, default=1, help="libFuzzer processes sharing the corpus")
     args = ap.parse_args(argv)
-    result = campaign(args.seconds, args.corpus, args.findings, args.timeout, args.rss_limit_mb, args.runs)
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    result = campaign(
+        args.seconds, args.corpus, args.findings, args.timeout, args.rss_limit_mb, args.runs, args.jobs
+    )
     print(
         f"{result['executions']:,} executions in {result['seconds']:.0f} s; "
         f"{len(result['findings'])} findings in {args.findings}"
