@@ -27,9 +27,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibration", metavar="DIR", help="folder of .npz batches (static mode, --report)")
     p.add_argument("--format", choices=["qdq", "qoperator"], default="qdq", help="static mode's format")
     p.add_argument("--per-channel", action="store_true", help="quantize weights per output channel")
-    p.add_argument("--activation-type", choices=["QInt8", "QUInt8", "QInt16", "QUInt16"], default="QUInt8")
     p.add_argument(
-        "--weight-type", choices=["QInt8", "QUInt8", "QInt16", "QUInt16", "QInt4"], default="QInt8"
+        "--activation-type",
+        choices=["QInt8", "QUInt8", "QInt16", "QUInt16", "QFLOAT8E4M3FN"],
+        default="QUInt8",
+    )
+    p.add_argument(
+        "--weight-type",
+        choices=["QInt8", "QUInt8", "QInt16", "QUInt16", "QInt4", "QFLOAT8E4M3FN"],
+        default="QInt8",
+        help="QFLOAT8E4M3FN needs it as --activation-type too, with --method Distribution",
     )
     p.add_argument(
         "--method",
