@@ -394,3 +394,23 @@ def test_conv_rows_refuses_bad_operands():
         mod.conv_rows(src, quads, 4, 3, panels, add[:4], sc, 0, out, 0, 1, 1)
     with pytest.raises(ValueError):  # weights packed for another k
         mod.conv_rows(src, quads, 4, 3, np.zeros((1, 3, 32, 4), np.uint8), add, sc, 0, out, 0, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "c,m,hw,k,stride",
+    # positions on panels, positions as rows, stride phases, a packed 1x1
+    [(8, 40, 30, 3, 1), (16, 64, 9, 3, 1), (8, 24, 17, 3, 2), (16, 40, 20, 1, 1)],
+)
+def test_frozen_conv_threads_give_one_result(c, m, hw, k, stride):
+    """Every path of the integer convolution (positions on panels or as rows, packed 1x1) gives the same
+    bytes on two threads as on one (each output is one task's: no order of sums depends on threads)."""
+    from onyx.ops.quant._integer import FrozenConv
+
+    x, w = rand((2, c, hw, hw), U8), rand((m, c, k, k), S8)
+    attrs = dict(group=1, kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride] * 2, dilations=[1, 1])
+    attrs["auto_pad"] = "NOTSET"
+    bias = rand((m,), np.int16).astype(np.int32)
+    rq = ((rng.random(m) * 1e-3).astype(np.float32), 7, U8)
+    one, two = (FrozenConv.make(w, 100, 0, bias, attrs, U8, t) for t in (1, 2))
+    np.testing.assert_array_equal(one(x, rq), two(x, rq))
+    np.testing.assert_array_equal(one(x), two(x))
