@@ -399,7 +399,8 @@ def test_conv_rows_refuses_bad_operands():
 @pytest.mark.parametrize(
     "c,m,hw,k,stride",
     # positions on panels, positions as rows, stride phases, a packed 1x1
-    [(8, 40, 30, 3, 1), (16, 64, 9, 3, 1), (8, 24, 17, 3, 2), (16, 40, 20, 1, 1)],
+    # (each past the size int8.PARALLEL_MACS where the loops go parallel)
+    [(32, 64, 40, 3, 1), (128, 128, 12, 3, 1), (64, 64, 41, 3, 2), (128, 128, 40, 1, 1)],
 )
 def test_frozen_conv_threads_give_one_result(c, m, hw, k, stride):
     """Every path of the integer convolution (positions on panels or as rows, packed 1x1) gives the same
