@@ -8,6 +8,11 @@ quantized to 2, 4 or 8 bits in blocks of ``block_size`` along K:
 * QDQ (4 bits): an opset-21 blockwise ``DequantizeLinear`` on an INT4 (symmetric) / UINT4 weight
   feeding the MatMul, the model's opset raised to 21 and its IR version to 10 when lower.
 
+With "Gather" in ``op_types_to_quantize`` (QOperator, 4 bits), each Gather of a float initializer (an
+embedding table) becomes a com.microsoft ``GatherBlockQuantized`` over an INT4 (symmetric) / UINT4
+table blocked along ``quant_axes["Gather"]`` (default 1), the numbers of
+:mod:`onyx.quantization._nbits_gather`; the model's opset goes to 21 and IR version to 10 as for QDQ.
+
 Names follow onnxruntime (``<B>_Q4``, ``<B>_scales``, ``<B>_zero_points``; ``<node>_Q4``), so a
 script written for ``onnxruntime.quantization`` runs unchanged with ``onyx.quantization``. Two
 algorithms exist: ``DEFAULT`` (MLAS's min/max rounding, what onnxruntime uses by default) and
@@ -28,6 +33,7 @@ from onyx.errors import NotImplemented as OnyxNotImplemented
 from onyx.ir.model import Graph, Model, Node, Value
 from onyx.ir.tensor import Tensor
 from onyx.ir.types import Shape, TensorType
+from onyx.quantization._nbits_gather import gather_int4_weights
 from onyx.quantization._nbits_model import NBitsModel
 from onyx.quantization._nbits_pack import matmul_nbits_weights, qdq_int4_weights
 from onyx.quantization._nbits_rtn import rtn_matmul_nbits_weights
@@ -186,10 +192,12 @@ class MatMulNBitsQuantizer:
         self._format = _format_name(algo_config.quant_format)
         if self._format == "QDQ" and bits != 4:
             raise InvalidArgument(f"the QDQ format quantizes MatMul weights to 4 bits only, got bits={bits}")
-        unknown = algo_config.op_types_to_quantize - {"MatMul"}
+        known = {"MatMul", "Gather"} if algo_config.algorithm == "DEFAULT" else {"MatMul"}
+        unknown = algo_config.op_types_to_quantize - known
         if unknown:
             raise OnyxNotImplemented(
-                f"weight-only quantization of {sorted(unknown)} is not implemented in onyx (MatMul is)"
+                f"{algo_config.algorithm} weight-only quantization of {sorted(unknown)} is not implemented "
+                f"in onyx ({' and '.join(sorted(known))} are)"
             )
 
     # -- driving ------------------------------------------------------------------------------
@@ -198,7 +206,7 @@ class MatMulNBitsQuantizer:
         m = self.model
         if self._format == "QOperator":
             m.set_opset_import(MS_DOMAIN, 1)
-        else:
+        if self._format == "QDQ" or "Gather" in self.algo_config.op_types_to_quantize:
             if m.model.opsets.get("", 1) < 21:
                 logger.warning("opset below 21 has no int4 type: raising the model's opset to 21")
                 m.set_opset_import("", 21)
@@ -215,8 +223,12 @@ class MatMulNBitsQuantizer:
                 continue
             listed = bool(self.nodes_to_include) and node.name in self.nodes_to_include
             wanted = listed or node.op_type in self.algo_config.op_types_to_quantize
-            if wanted and node.op_type == "MatMul" and node.domain in ("", "ai.onnx"):
+            if not wanted or node.domain not in ("", "ai.onnx"):
+                continue
+            if node.op_type == "MatMul":
                 self._quantize_matmul(node, stack)
+            elif node.op_type == "Gather":
+                self._quantize_gather(node, stack)
 
     # -- one MatMul ---------------------------------------------------------------------------
     def _weight_of(self, node: Node, stack: list[Graph]) -> tuple[np.ndarray, Graph, Value, int] | None:
@@ -260,7 +272,6 @@ class MatMulNBitsQuantizer:
         cfg = self.algo_config
         k, n = w32.shape
         graph = stack[-1]
-        pos = graph.nodes.index(node)
         if self._format == "QOperator":
             bits = cfg.bits if cfg.algorithm == "DEFAULT" else self._rtn_bits(node)
             if cfg.algorithm == "DEFAULT":
@@ -293,6 +304,63 @@ class MatMulNBitsQuantizer:
             new = self._qdq_nodes(node, owner, b, w32, scale_dtype if not bf16 else w.dtype)
         if extra:  # MatMulNBits / a 2-D MatMul drops B's leading 1s: Unsqueeze puts them back
             new.append(self._unsqueeze(new[-1], owner, b.name, extra))
+        self._replace(node, new, graph)
+        _drop_if_unused(owner, b)
+
+    # -- one Gather ---------------------------------------------------------------------------
+    def _quantize_gather(self, node: Node, stack: list[Graph]) -> None:
+        """Gather of a float table -> GatherBlockQuantized on its int4 blocks (onnxruntime's rules:
+        QOperator only, 4 bits only, quant_axes["Gather"] along which to block)."""
+        cfg = self.algo_config
+        if self._format != "QOperator":
+            raise OnyxNotImplemented(
+                f"Gather {node.name!r}: weight-only quantization of Gather supports the QOperator format "
+                "only (onnxruntime: Gather has no int4 type for a QDQ form)"
+            )
+        if cfg.bits != 4:
+            logger.error("Gather %s: only 4-bit quantization is supported: left as is", node.name)
+            return
+        if len(node.inputs) != 2 or node.inputs[0] is None:
+            return
+        data = node.inputs[0]
+        owner = next((g for g in reversed(stack) if g.initializers.get(data.name) is data), None)
+        if owner is None or not isinstance(data.const, Tensor):
+            logger.info("Gather %s has no constant data: left as is", node.name)
+            return
+        if int(data.const.data_type) not in (_FLOAT, _FLOAT16, _BFLOAT16):
+            logger.info("Gather %s: data %s is not float: left as is", node.name, data.name)
+            return
+        table = data.const.numpy()
+        rank = table.ndim
+        axis = int(cfg.quant_axes.get("Gather", 1))
+        if not -rank <= axis < rank:
+            raise InvalidArgument(
+                f"Gather {node.name!r}: quant_axes['Gather']={axis} is out of range for data {data.name!r} "
+                f"of shape {table.shape}"
+            )
+        axis %= rank
+        codes, scales, zp = gather_int4_weights(table, axis, cfg.block_size, cfg.is_symmetric)
+        import ml_dtypes
+
+        qtype = ml_dtypes.int4 if cfg.is_symmetric else ml_dtypes.uint4
+        inputs = [
+            _init(owner, data.name + "_Q4", codes.astype(qtype)),
+            node.inputs[1],
+            _init(owner, data.name + "_scales", scales),
+        ]
+        if zp is not None:
+            inputs.append(_init(owner, data.name + "_zero_points", zp.astype(qtype)))
+        axis_attr = node.attributes.get("axis")
+        gather_axis = axis_attr.value if axis_attr is not None else 0
+        attrs = {"gather_axis": int(gather_axis), "quantize_axis": axis, "block_size": cfg.block_size}
+        name = node.name + "_Q4" if node.name else ""
+        new = _node("GatherBlockQuantized", inputs, node, name, MS_DOMAIN, attrs)
+        self._replace(node, [new], stack[-1])
+        _drop_if_unused(owner, data)
+
+    def _replace(self, node: Node, new: list[Node], graph: Graph) -> None:
+        """Put ``new`` where ``node`` was, the last new node producing node's outputs."""
+        pos = graph.nodes.index(node)
         outputs = list(node.outputs)
         node.detach()
         graph.nodes.remove(node)
@@ -302,7 +370,6 @@ class MatMulNBitsQuantizer:
             new[-1].append_output(v)
         for i, nn in enumerate(new):
             graph.insert_node(pos + i, nn)
-        _drop_if_unused(owner, b)
 
     def _qdq_nodes(self, node: Node, owner: Graph, b: Value, w32: np.ndarray, scale_dtype) -> list[Node]:
         cfg = self.algo_config
