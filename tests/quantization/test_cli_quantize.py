@@ -60,6 +60,7 @@ def test_float8_writes_onnxruntimes_model(setup):
         model, str(want), ListReader(batches(3, whole=False)), activation_type=QuantType.QFLOAT8E4M3FN,
         weight_type=QuantType.QFLOAT8E4M3FN, calibrate_method=CalibrationMethod.Distribution,
     )  # fmt: skip
+
     def values(path):
         return {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
 
@@ -103,6 +104,38 @@ def test_int4_mode(setup, capsys):
     out = tmp / "q4.onnx"
     assert main(["quantize", model, str(out), "--mode", "int4", "--block-size", "16"]) == 0
     assert out.exists()
+
+
+def test_int4_mode_quantizes_embedding_tables(tmp_path):
+    """--op-types MatMul,Gather: the table becomes a GatherBlockQuantized, the MatMul a MatMulNBits, and
+    onnxruntime runs the result close to the float model."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    import onyx
+
+    rng = np.random.default_rng(3)
+    table = numpy_helper.from_array(rng.standard_normal((50, 64)).astype(np.float32), "table")
+    w = numpy_helper.from_array(rng.standard_normal((64, 32)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["e"]), helper.make_node("MatMul", ["e", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 32])],
+        [table, w],
+    )
+    model = tmp_path / "m.onnx"
+    model.write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
+    out = tmp_path / "q4.onnx"
+    args = ["--mode", "int4", "--block-size", "32", "--symmetric", "--op-types", "MatMul,Gather"]
+    assert main(["quantize", str(model), str(out), *args]) == 0
+    ops = {n.op_type for n in onyx.load(str(out)).graph.nodes}
+    assert {"GatherBlockQuantized", "MatMulNBits"} <= ops and not {"Gather", "MatMul"} & ops
+    feeds = {"ids": rng.integers(0, 50, (2, 5))}
+    y = ort.InferenceSession(str(out)).run(None, feeds)[0]
+    ref = ort.InferenceSession(str(model)).run(None, feeds)[0]
+    assert np.abs(y - ref).max() < 0.2 * np.abs(ref).max()  # 4-bit blocks: a few steps of 1/8 per weight
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--block-size", type=int, default=128, help="int4 mode's block size")
     p.add_argument("--symmetric", action="store_true", help="int4 mode: symmetric blocks")
+    p.add_argument(
+        "--op-types",
+        default="MatMul",
+        metavar="TYPES",
+        help="int4 mode: the operators whose weights to quantize, comma-separated (MatMul, Gather)",
+    )
     p.add_argument("--report", action="store_true", help="print the per-tensor SQNR on the calibration data")
 
 
@@ -109,7 +115,13 @@ def main(args: argparse.Namespace) -> int:
             from onyx.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
         except ImportError as e:
             raise OnyxNotImplemented(f"int4 quantization is not available: {e}") from None
-        q = MatMulNBitsQuantizer(load(args.model), block_size=args.block_size, is_symmetric=args.symmetric)
+        op_types = tuple(t.strip() for t in args.op_types.split(",") if t.strip())
+        q = MatMulNBitsQuantizer(
+            load(args.model),
+            block_size=args.block_size,
+            is_symmetric=args.symmetric,
+            op_types_to_quantize=op_types,
+        )
         q.process()
         result = q.model
         save(getattr(result, "model", result), args.output)
