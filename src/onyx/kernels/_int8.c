@@ -262,6 +262,32 @@ ONYX_INLINE void store_remapped(const requant_spec *rq, Py_ssize_t row, Py_ssize
 /* ---- the tile: mr rows of A times one panel ---- */
 
 #if ONYX_HAVE_VNNI_BUILD
+/* The k loop of an MR x 32 tile, in sixteen named accumulators x00 .. x71 (as an array, gcc copied them
+ * between register sets and the stack on every k-quad: twice the instructions), then gathered into ACC.
+ * Row R's 4 bytes at k-quad q are at QUAD(R), the quad's 128 panel bytes at PANEL (both read q); mr (the
+ * rows, a constant in each instantiation) and a_unsigned (whether the row bytes are the unsigned operand)
+ * are in scope. */
+#define TILE_ROW(R, QUAD)                                                                                       \
+    if (mr > R) {                                                                                               \
+        int32_t quad;                                                                                           \
+        memcpy(&quad, QUAD(R), 4);                                                                              \
+        const __m512i s = _mm512_set1_epi32(quad);                                                              \
+        x##R##0 = a_unsigned ? _mm512_dpbusd_epi32(x##R##0, s, v0) : _mm512_dpbusd_epi32(x##R##0, v0, s);      \
+        x##R##1 = a_unsigned ? _mm512_dpbusd_epi32(x##R##1, s, v1) : _mm512_dpbusd_epi32(x##R##1, v1, s);      \
+    }
+#define TILE_LOOP(ACC, KQ, PANEL, QUAD)                                                                        \
+    __m512i x00 = _mm512_setzero_si512(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,     \
+            x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00, x60 = x00, x61 = x00, x70 = x00, x71 = x00;  \
+    for (Py_ssize_t q = 0; q < (KQ); q++) {                                                                     \
+        const uint8_t *vq = (PANEL);                                                                            \
+        const __m512i v0 = _mm512_loadu_si512((const void *)vq);                                                \
+        const __m512i v1 = _mm512_loadu_si512((const void *)(vq + 64));                                         \
+        TILE_ROW(0, QUAD) TILE_ROW(1, QUAD) TILE_ROW(2, QUAD) TILE_ROW(3, QUAD)                                 \
+        TILE_ROW(4, QUAD) TILE_ROW(5, QUAD) TILE_ROW(6, QUAD) TILE_ROW(7, QUAD)                                 \
+    }                                                                                                           \
+    __m512i ACC[MR][2] = {{x00, x01}, {x10, x11}, {x20, x21}, {x30, x31},                                       \
+                          {x40, x41}, {x50, x51}, {x60, x61}, {x70, x71}};
+
 /* store_remapped with masked stores of the row's 32 bytes (no call per segment) */
 VNNI_TARGET ONYX_INLINE void store_remapped_vnni(const requant_spec *rq, Py_ssize_t row, Py_ssize_t col0,
                                                  const uint8_t *bytes, Py_ssize_t nj) {
@@ -289,34 +315,9 @@ VNNI_TARGET ONYX_INLINE void tile_vnni(const int mr, const int a_unsigned, const
                                        Py_ssize_t ldc,
                                        Py_ssize_t nj, const int32_t *roff, const int32_t *coff,
                                        const requant_spec *rq, Py_ssize_t row0, Py_ssize_t col0) {
-    /* sixteen named accumulators, not an array: with an array gcc kept copying them between register sets
-     * and the stack on every k-quad (twice the instructions) */
-    __m512i x00 = _mm512_setzero_si512(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
-            x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00, x60 = x00, x61 = x00, x70 = x00, x71 = x00;
-#define ROW_STEP(R)                                                                                             \
-    if (mr > R) {                                                                                               \
-        int32_t quad;                                                                                           \
-        memcpy(&quad, a + R * lda + 4 * q, 4);                                                                  \
-        const __m512i s = _mm512_set1_epi32(quad);                                                              \
-        x##R##0 = a_unsigned ? _mm512_dpbusd_epi32(x##R##0, s, v0) : _mm512_dpbusd_epi32(x##R##0, v0, s);      \
-        x##R##1 = a_unsigned ? _mm512_dpbusd_epi32(x##R##1, s, v1) : _mm512_dpbusd_epi32(x##R##1, v1, s);      \
-    }
-    for (Py_ssize_t q = 0; q < kq; q++) {
-        const uint8_t *vq = qoff != NULL ? panel + qoff[q] : panel + q * NR * 4;
-        const __m512i v0 = _mm512_loadu_si512((const void *)vq);
-        const __m512i v1 = _mm512_loadu_si512((const void *)(vq + 64));
-        ROW_STEP(0)
-        ROW_STEP(1)
-        ROW_STEP(2)
-        ROW_STEP(3)
-        ROW_STEP(4)
-        ROW_STEP(5)
-        ROW_STEP(6)
-        ROW_STEP(7)
-    }
-#undef ROW_STEP
-    __m512i acc[MR][2] = {{x00, x01}, {x10, x11}, {x20, x21}, {x30, x31},
-                          {x40, x41}, {x50, x51}, {x60, x61}, {x70, x71}};
+#define QUAD_OF_A(R) (a + (R) * lda + 4 * q)
+    TILE_LOOP(acc, kq, qoff != NULL ? panel + qoff[q] : panel + q * NR * 4, QUAD_OF_A)
+#undef QUAD_OF_A
     const __mmask16 m0 = nj >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nj) - 1);
     const __mmask16 m1 = nj >= 32 ? (__mmask16)0xFFFF : nj > 16 ? (__mmask16)((1u << (nj - 16)) - 1) : 0;
     if (coff != NULL) {
@@ -651,32 +652,10 @@ VNNI_TARGET ONYX_INLINE void tile_rows_vnni(const int mr, const rows_conv *g, Py
     const uint8_t *rp[MR];
     for (int r = 0; r < MR; r++) rp[r] = r < mr ? g->src + 4 * padded_position(g, row0 + r) : r0;
     const uint8_t *panel = g->panels + p * g->kq * NR * 4;
-    __m512i x00 = _mm512_setzero_si512(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00, x30 = x00,
-            x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00, x60 = x00, x61 = x00, x70 = x00, x71 = x00;
-#define ROW_STEP(R)                                                                                             \
-    if (mr > R) {                                                                                               \
-        int32_t quad;                                                                                           \
-        memcpy(&quad, rp[R] + off, 4);                                                                          \
-        const __m512i s = _mm512_set1_epi32(quad);                                                              \
-        x##R##0 = _mm512_dpbusd_epi32(x##R##0, s, v0);                                                         \
-        x##R##1 = _mm512_dpbusd_epi32(x##R##1, s, v1);                                                         \
-    }
-    for (Py_ssize_t q = 0; q < g->kq; q++) {
-        const Py_ssize_t off = g->qoff[q];
-        const __m512i v0 = _mm512_loadu_si512((const void *)(panel + q * NR * 4));
-        const __m512i v1 = _mm512_loadu_si512((const void *)(panel + q * NR * 4 + 64));
-        ROW_STEP(0)
-        ROW_STEP(1)
-        ROW_STEP(2)
-        ROW_STEP(3)
-        ROW_STEP(4)
-        ROW_STEP(5)
-        ROW_STEP(6)
-        ROW_STEP(7)
-    }
-#undef ROW_STEP
-    __m512i acc[MR][2] = {{x00, x01}, {x10, x11}, {x20, x21}, {x30, x31},
-                          {x40, x41}, {x50, x51}, {x60, x61}, {x70, x71}};
+    const int a_unsigned = 1; /* the activations */
+#define QUAD_OF_POSITION(R) (rp[R] + g->qoff[q])
+    TILE_LOOP(acc, g->kq, panel + q * NR * 4, QUAD_OF_POSITION)
+#undef QUAD_OF_POSITION
     const Py_ssize_t col0 = p * NR, nj = g->channels - col0 < NR ? g->channels - col0 : NR;
     const __mmask16 m0 = nj >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nj) - 1);
     const __mmask16 m1 = nj >= 32 ? (__mmask16)0xFFFF : nj > 16 ? (__mmask16)((1u << (nj - 16)) - 1) : 0;
