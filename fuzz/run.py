@@ -99,9 +99,15 @@ def _job(
 
 
 def _finding_files(folder: Path) -> list[Path]:
-    """libFuzzer's artifacts: crash-*, timeout-*, oom-*, leak-*, slow-unit-* (not the log)."""
-    prefixes = ("crash-", "timeout-", "oom-", "leak-", "slow-")
+    """libFuzzer's findings: crash-*, timeout-*, oom-*, leak-* (its slow-unit-* reports, inputs past 10 s
+    but under the hang limit, are not findings: :func:`slow_units` lists them)."""
+    prefixes = ("crash-", "timeout-", "oom-", "leak-")
     return [p for p in folder.iterdir() if p.name.startswith(prefixes)]
+
+
+def slow_units(folder: Path) -> list[Path]:
+    """The inputs libFuzzer reported as slow (past -report_slow_units, 10 s): worth a look, not findings."""
+    return sorted(p for p in folder.iterdir() if p.name.startswith("slow-unit-"))
 
 
 def _without_instrumenting(log: str) -> str:
@@ -134,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     for path in result["findings"]:
         print(f"  {path.name}")
+    slow = slow_units(args.findings)
+    if slow:
+        print(
+            f"{len(slow)} slow units (over 10 s, under the {args.timeout} s hang limit): "
+            + ", ".join(p.name for p in slow)
+        )
     if result["findings"]:
         print(result["log"][-4000:])
     return 1 if result["findings"] else 0

@@ -272,6 +272,35 @@ def test_a_huge_convolution_stops_between_blocks_of_images(monkeypatch):
     np.testing.assert_allclose(blocked, plain, rtol=1e-5, atol=1e-5)
 
 
+def test_roi_align_with_a_huge_output_stops_between_blocks_of_rows(monkeypatch):
+    # fuzz: output_height 2**20 ran 17 s past a 5 s deadline in one call. Blocks of 2^10 samples are 8
+    # output rows here (1 channel, sampling 2 x 2, output_width 32): reads 1 (the run), 2 (the node), 3..
+    # one per block: the 5th read stops before the third block of the first roi
+    from onyx.ops.nn import roi_align
+
+    monkeypatch.setattr(roi_align, "_BLOCK_SAMPLES", 1 << 10)
+    model = make_model(
+        [helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=4096, output_width=32,
+                          sampling_ratio=2, name="roi")],
+        [tensor("x", TensorProto.FLOAT, [1, 1, 10, 10]), tensor("rois", TensorProto.FLOAT, [2, 4]),
+         tensor("bi", TensorProto.INT64, [2])],
+        [tensor("y", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    s = onyx.InferenceSession(model.SerializeToString())
+    feeds = {
+        "x": np.random.default_rng(8).standard_normal((1, 1, 10, 10)).astype(np.float32),
+        "rois": np.array([[0, 0, 9, 9], [1, 2, 5, 7]], np.float32),
+        "bi": np.zeros(2, np.int64),
+    }
+    with pytest.raises(Terminated, match=r"RoiAlign \(roi 0, output row 16 of 4096\)"):
+        s.run(None, feeds, _FlipAfter(5))
+    plain = s.run(None, feeds)[0]
+    blocked = s.run(None, feeds, onyx.RunOptions())[0]
+    np.testing.assert_array_equal(blocked, plain)  # the same arithmetic, block by block
+    with pytest.raises(onyx.OnyxError, match="batch index 3"):  # refused before any block runs
+        s.run(None, {**feeds, "bi": np.array([0, 3], np.int64)}, _FlipAfter(10**9))
+
+
 def test_terminate_stops_a_scan_between_iterations():
     _reset_probe()
     body = helper.make_graph(
