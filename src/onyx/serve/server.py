@@ -161,16 +161,6 @@ class InferenceServer:
 
 def serve(repository: str, **options) -> int:
     """Run the server in the foreground until SIGINT or SIGTERM; then shut down gracefully."""
-    server = InferenceServer(repository, **options)
-    server.start()
-    for line in server.addresses():
-        print(f"onyx serve: {line}", flush=True)
-    index = server.repository.index()
-    for e in index:
-        state = (
-            f"version {e['version']} READY" if e.get("version") else f"{e['state']}: {e.get('reason', '')}"
-        )
-        print(f"onyx serve: model {e['name']} {state}", flush=True)
     stop = threading.Event()
     received = []
 
@@ -178,8 +168,21 @@ def serve(repository: str, **options) -> int:
         received.append(signum)
         stop.set()
 
+    # the handlers first: a signal sent as soon as the server answers (or says it is ready) must find them
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        server = InferenceServer(repository, **options)
+        server.start()
+        for line in server.addresses():
+            print(f"onyx serve: {line}", flush=True)
+        index = server.repository.index()
+        for e in index:
+            state = (
+                f"version {e['version']} READY"
+                if e.get("version")
+                else f"{e['state']}: {e.get('reason', '')}"
+            )
+            print(f"onyx serve: model {e['name']} {state}", flush=True)
         while not stop.wait(0.5):
             pass
         print(
