@@ -65,7 +65,8 @@ def _feed_for(arg, rng: np.random.Generator):
     if not type_name.startswith("tensor("):
         return None
     dims = [d if isinstance(d, int) and d >= 0 else SYMBOLIC_DIM for d in (arg.shape or [])]
-    if math.prod(dims) > MAX_FEED_ELEMENTS:
+    # each dim too: numpy refuses a shape whose nonzero dims overflow even when another dim is 0
+    if math.prod(dims) > MAX_FEED_ELEMENTS or any(d > MAX_FEED_ELEMENTS for d in dims):
         return None
     dtype = _NUMPY_OF_ORT_NAME.get(type_name)
     if dtype is None:
