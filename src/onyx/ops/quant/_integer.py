@@ -251,11 +251,12 @@ def _rows_pay(positions: int, n_cols: int, channels: int) -> bool:
 
 class FrozenConv:
     """A 2-D integer convolution whose weights (zero point 0), x zero point and bias are constants:
-    the padded weights and the per-channel int32 offsets (bias - x_zero_point' * row sums of W) worked
-    out once, the geometry once per input shape; a call pads x (a strided convolution: splits it into
-    its stride phases), packs its column matrix from it (each row one contiguous run, the output
-    computed on the padded width) and runs the GEMM. Returns None from :meth:`make` where the general
-    path is needed."""
+    the weights in each layout a path needs and the per-channel int32 offsets (bias - x_zero_point' * row
+    sums of W) worked out once, the geometry and the path once per input shape. Channels in fours and a
+    kernel past 1x1: the input interleaved once per call and read in place (:func:`k8.gemm_shifted`, or
+    :func:`k8.conv_rows` with the positions as rows on small images); otherwise (1x1, other channel
+    counts) a column matrix packed from the padded input or its stride phases. Returns None from
+    :meth:`make` where the general path is needed."""
 
     def __init__(self, w, xz: int, bias, conv_attrs: dict, x_dtype, threads: int):
         self.w, self.attrs, self.threads = w, conv_attrs, threads
