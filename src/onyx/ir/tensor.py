@@ -189,6 +189,7 @@ class Tensor:
         dims = self.dims
         if any(d < 0 for d in dims):
             raise InvalidGraph(f"tensor {self.name!r} has a negative dimension: {list(dims)}")
+        check_representable(dims, self.name)
         count = math.prod(dims)
         if dt == DataType.STRING:
             strings = self.typed or []
@@ -326,8 +327,15 @@ def _expected_raw_bytes(dt: DataType, count: int) -> int:
     return count * dt.numpy_dtype.itemsize
 
 
+def check_representable(dims: tuple[int, ...], name: str | None) -> None:
+    """Refuse shapes numpy cannot build, even empty ones: over 64 dims, or non-zero dims past 2**62."""
+    if len(dims) > 64 or math.prod(d for d in dims if d) > 2**62:
+        raise InvalidGraph(f"tensor {name!r}: shape {list(dims)} is past what an array can have")
+
+
 def raw_to_array(raw: Any, dt: DataType, dims: tuple[int, ...], name: str | None = None) -> np.ndarray:
     """Decode raw_data bytes to an array; zero-copy except for packed sub-byte types."""
+    check_representable(dims, name)
     count = math.prod(dims)
     n = memoryview(raw).nbytes
     expected = _expected_raw_bytes(dt, count)
