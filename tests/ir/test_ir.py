@@ -94,3 +94,19 @@ def test_make_attr_infers_kind(value, kind):
 def test_make_attr_rejects_unknown_kinds():
     with pytest.raises(onyx.InvalidArgument):
         make_attr("a", object())
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [(97, 8, 2**31, 4, 2**31, 0), (0, 2**62, 4), (1,) * 65],
+    ids=["zero-beside-dims-past-2e63", "zero-beside-2e64", "rank-65"],
+)
+@pytest.mark.parametrize("raw", [b"", None], ids=["raw", "typed"])
+def test_tensor_shapes_numpy_cannot_build_are_invalid_graph(dims, raw):
+    from onyx.errors import InvalidGraph
+    from onyx.ir.dtypes import DataType
+    from onyx.ir.tensor import Tensor
+
+    t = Tensor("w", int(DataType.FLOAT), dims, raw=raw)
+    with pytest.raises(InvalidGraph, match="past what an array can have"):
+        t.numpy()

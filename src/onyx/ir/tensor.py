@@ -335,7 +335,6 @@ def check_representable(dims: tuple[int, ...], name: str | None) -> None:
 
 def raw_to_array(raw: Any, dt: DataType, dims: tuple[int, ...], name: str | None = None) -> np.ndarray:
     """Decode raw_data bytes to an array; zero-copy except for packed sub-byte types."""
-    check_representable(dims, name)
     count = math.prod(dims)
     n = memoryview(raw).nbytes
     expected = _expected_raw_bytes(dt, count)
