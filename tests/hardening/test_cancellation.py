@@ -301,6 +301,63 @@ def test_roi_align_with_a_huge_output_stops_between_blocks_of_rows(monkeypatch):
         s.run(None, {**feeds, "bi": np.array([0, 3], np.int64)}, _FlipAfter(10**9))
 
 
+def _max_pool_with_indices(kernel, **attrs) -> onyx.InferenceSession:
+    node = helper.make_node("MaxPool", ["x"], ["y", "z"], kernel_shape=kernel, name="pool", **attrs)
+    model = make_model(
+        [node],
+        [tensor("x", TensorProto.FLOAT, [1, 2, 5, 4])],
+        [tensor("y", TensorProto.FLOAT, None), tensor("z", TensorProto.INT64, None)],
+    )
+    return onyx.InferenceSession(model.SerializeToString())
+
+
+def test_max_pool_with_indices_visits_only_taps_that_read_the_input(monkeypatch):
+    # fuzz: kernel_shape 2**20 x 7 looped over 7 million taps with no stop check (a hang past 60 s). With
+    # SAME_UPPER, a 2**20-row kernel and a 9-row one both cover the 5 rows from every output position
+    from onyx.ops.nn import _pool
+
+    monkeypatch.setattr(_pool, "TAPS_PER_STOP_CHECK", 1)
+    x = np.random.default_rng(9).standard_normal((1, 2, 5, 4)).astype(np.float32)
+    huge = _max_pool_with_indices([1 << 20, 3], auto_pad="SAME_UPPER", storage_order=1)
+    small = _max_pool_with_indices([9, 3], auto_pad="SAME_UPPER", storage_order=1)
+    # one stop check per tap visited: the 5 x 3 taps that reach the input, far under the 3 million
+    y, z = huge.run(None, {"x": x}, _FlipAfter(100))
+    y9, z9 = small.run(None, {"x": x})
+    np.testing.assert_array_equal(y, y9)
+    np.testing.assert_array_equal(z, z9)
+    # every output row sees all 5 rows and its 3 (SAME-padded) columns
+    cols = np.stack([x[:, :, :, max(j - 1, 0) : j + 2].max(axis=(2, 3)) for j in range(4)], axis=-1)
+    np.testing.assert_array_equal(y, np.broadcast_to(cols[:, :, None, :], y.shape))
+    # the run's stop is read between taps: reads 1 (the run) and 2 (the node), then one per tap
+    with pytest.raises(Terminated, match=r"MaxPool \(kernel tap \(\d+, \d+\) of \(1048576, 3\)\)"):
+        huge.run(None, {"x": x}, _FlipAfter(5))
+    # a kernel longer than the input with no padding: no output, at once
+    y0, z0 = _max_pool_with_indices([1 << 20, 7], strides=[2, 2]).run(None, {"x": x}, _FlipAfter(3))
+    assert y0.shape == z0.shape == (1, 2, 0, 0)
+
+
+def test_maxpool_with_mask_over_huge_pads_stops_between_output_positions(monkeypatch):
+    # one Python step per output position: pads of 2**20 make a million of them; reads 1 (the run), 2
+    # (the node), then one per position: the 5th read stops at the third
+    from onyx.ops.contrib import maxpool_with_mask
+
+    monkeypatch.setattr(maxpool_with_mask, "POSITIONS_PER_STOP_CHECK", 1)
+    node = helper.make_node(
+        "MaxpoolWithMask", ["x", "m"], ["y"], kernel_shape=[2, 2], pads=[1 << 20, 0, 0, 0],
+        domain="com.microsoft", name="pool",
+    )  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("x", TensorProto.FLOAT, [1, 1, 4, 4]), tensor("m", TensorProto.INT32, [1, 1, 4, 4])],
+        [tensor("y", TensorProto.FLOAT, None)],
+        extra_opsets={"com.microsoft": 1},
+    )
+    s = onyx.InferenceSession(model.SerializeToString())
+    feeds = {"x": np.ones((1, 1, 4, 4), np.float32), "m": np.ones((1, 1, 4, 4), np.int32)}
+    with pytest.raises(Terminated, match=r"MaxpoolWithMask \(output position \(0, 2\) of \(1048579, 3\)\)"):
+        s.run(None, feeds, _FlipAfter(5))
+
+
 def test_terminate_stops_a_scan_between_iterations():
     _reset_probe()
     body = helper.make_graph(

@@ -81,7 +81,7 @@ def max_pool2d(
     return y
 
 
-def _taps_in_range(k: int, dil: int, pb: int, n_in: int, o: int, s: int) -> range:
+def taps_in_range(k: int, dil: int, pb: int, n_in: int, o: int, s: int) -> range:
     """The kernel taps that read some input position of some output window: tap t reads input index
     ``t * dil - pb + j * s`` for outputs j in [0, o), so it matters only when that can fall in [0, n_in).
     The others read padding only; skipping them keeps a kernel of 2**62 taps (a hostile attribute with
@@ -112,7 +112,7 @@ def separable_reduce(x, kernel, strides, dilations, pb, out, ufunc, pad_value) -
         pre = (slice(None),) * axis
         shape = y.shape[:axis] + (o,) + y.shape[axis + 1 :]
         whole, part = [], []  # taps reaching every output position, and the others
-        for k in _taps_in_range(kernel[d], dil, pb[d], n_in, o, s):
+        for k in taps_in_range(kernel[d], dil, pb[d], n_in, o, s):
             first = k * dil - pb[d]  # input index of output 0 for this tap
             lo = max(0, -(first // s) if first < 0 else 0)
             hi = min(o, (n_in - 1 - first) // s + 1) if n_in - 1 - first >= 0 else 0

@@ -19,6 +19,8 @@ from onyx.ops.nn._pool import pool_setup
 from onyx.ops.registry import op, shape_rule
 
 LOWEST = np.finfo(np.float32).min
+#: output positions (one Python step each) between two checks of the run's stop (huge pads make millions)
+POSITIONS_PER_STOP_CHECK = 1024
 
 
 def _mask_planes(m: np.ndarray, channels: int, plane: int) -> np.ndarray:
@@ -34,7 +36,7 @@ def _mask_planes(m: np.ndarray, channels: int, plane: int) -> np.ndarray:
 
 @op("MaxpoolWithMask", domain="com.microsoft", since=1)
 def maxpool_with_mask(
-    X, M, *, auto_pad="NOTSET", kernel_shape=None, pads=None, storage_order=0, strides=None
+    X, M, *, auto_pad="NOTSET", kernel_shape=None, pads=None, storage_order=0, strides=None, _ctx=None
 ):  # noqa: N803
     x, m = np.asarray(X), np.asarray(M)
     if x.dtype != np.float32 or m.dtype != np.int32:
@@ -56,7 +58,10 @@ def maxpool_with_mask(
         valid[:, 0] = True
     valid = valid.reshape((channels,) + spatial)
     y = np.empty((channels,) + tuple(out), np.float32)
-    for pos in np.ndindex(*out):
+    stop = getattr(_ctx, "stop", None)
+    for count, pos in enumerate(np.ndindex(*out)):
+        if stop is not None and count % POSITIONS_PER_STOP_CHECK == 0:
+            stop.check(f"MaxpoolWithMask (output position {pos} of {tuple(out)})")
         window = []
         for p, k, s, b, size in zip(pos, kernel, strides_, pb, spatial):
             start = p * s - b

@@ -7,7 +7,6 @@ How the float product runs (threads, BLAS's threads, orientation) is onyx.kernel
 choice; this module holds the operator: transposes, alpha and beta, C's broadcast, dtypes.
 """
 
-
 from onyx.errors import InvalidArgument
 from onyx.kernels.products import product
 from onyx.ops.math._common import F32, NATIVE_FLOATS

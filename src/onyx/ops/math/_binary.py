@@ -98,4 +98,3 @@ def variadic_op(op_type: str, ufunc: np.ufunc, *, divide_by_count: bool = False)
     register(op_type, named(kernel, op_type, 6), since=6)
     shape_rule(op_type)(elementwise_rule)
     return kernel
-

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -115,22 +114,6 @@ def pad_spatial(x: np.ndarray, pb, pe, value=0) -> np.ndarray:
     xp.fill(value)
     xp[(slice(None), slice(None)) + tuple(slice(pb[i], pb[i] + x.shape[2 + i]) for i in range(nd))] = x
     return xp
-
-
-def window_views(xp: np.ndarray, kernel, strides, dilations, out_shape, lead: int = 2):
-    """Yield (kernel index tuple, strided view of ``xp``) for every kernel offset.
-
-    The view has the shape ``xp.shape[:lead] + out_shape`` and holds, at output position o, the input
-    element ``o * stride + k * dilation`` of the padded input.
-    """
-    nd = len(kernel)
-    pre = (slice(None),) * lead
-    for k in itertools.product(*(range(kk) for kk in kernel)):
-        sl = tuple(
-            slice(k[i] * dilations[i], k[i] * dilations[i] + (out_shape[i] - 1) * strides[i] + 1, strides[i])
-            for i in range(nd)
-        )
-        yield k, xp[pre + sl]
 
 
 def im2col(xp: np.ndarray, kernel, strides, dilations, out_shape) -> np.ndarray:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 import numpy as np
 
 from onyx.errors import InvalidArgument
 from onyx.kernels import pool as kernels_pool
-from onyx.kernels.pool import lowest, separable_reduce
-from onyx.ops.nn._common import as_ints, check_rank, norm_auto_pad, pad_spatial, window_geometry, window_views
+from onyx.kernels.pool import lowest, separable_reduce, taps_in_range
+from onyx.ops.nn._common import as_ints, check_rank, norm_auto_pad, pad_spatial, window_geometry
 
 
 def pool_setup(x, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, what):
@@ -37,49 +38,52 @@ def max_pool(x, kernel, strides, dilations, pb, pe, out, threads: int = 0):
     )
 
 
-@lru_cache(maxsize=256)
-def _positions(in_shape, kernel, strides, dilations, pb, out):
-    """Per kernel offset: per-axis input positions (length out_i) and validity."""
-    res = []
-    nd = len(kernel)
-    for kidx in np.ndindex(*kernel):
-        pos = [np.arange(out[i]) * strides[i] + kidx[i] * dilations[i] - pb[i] for i in range(nd)]
-        res.append(pos)
-    return res
+#: kernel taps between two checks of the run's stop in :func:`max_pool_with_indices`
+TAPS_PER_STOP_CHECK = 64
 
 
-def max_pool_with_indices(x, kernel, strides, dilations, pb, pe, out, storage_order):
+def max_pool_with_indices(x, kernel, strides, dilations, pb, pe, out, storage_order, stop=None):
+    """Max pooling with the flat index of each maximum, one vectorised pass per kernel tap.
+
+    Only the taps that can read an input position are visited (``taps_in_range``): the others read
+    padding only and never win, and a hostile kernel_shape of 2**20 x 7 would otherwise loop 7 million
+    times. The run's stop (terminate, deadline) is checked between taps.
+    """
     n, c = x.shape[:2]
     sp = tuple(x.shape[2:])
     nd = len(sp)
-    xp = pad_spatial(x, pb, pe, lowest(x.dtype))
-    best = None
-    bidx = None
+    best = np.full((n, c) + tuple(out), lowest(x.dtype), dtype=x.dtype)
+    bidx = np.full(best.shape, -1, dtype=np.int64)
     total = int(np.prod(sp))
     base = (np.arange(n * c, dtype=np.int64) * total).reshape((n, c) + (1,) * nd)
     if storage_order:
         mults = [int(np.prod(sp[:i])) for i in range(nd)]
     else:
         mults = [int(np.prod(sp[i + 1 :])) for i in range(nd)]
-    positions = _positions(sp, kernel, strides, dilations, pb, out)
-    for (_, v), pos in zip(window_views(xp, kernel, strides, dilations, out), positions):
+    taps = [taps_in_range(kernel[i], dilations[i], pb[i], sp[i], out[i], strides[i]) for i in range(nd)]
+    xp = pad_spatial(x, pb, pe, lowest(x.dtype)) if best.size else x
+    for count, k in enumerate(itertools.product(*taps) if best.size else ()):
+        if stop is not None and count % TAPS_PER_STOP_CHECK == 0:
+            stop.check(f"MaxPool (kernel tap {k} of {tuple(kernel)})")
+        v = xp[
+            (slice(None), slice(None))
+            + tuple(
+                slice(k[i] * dilations[i], k[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                for i in range(nd)
+            )
+        ]
         lin = np.zeros(out, dtype=np.int64)
         valid = np.ones(out, dtype=bool)
         for i in range(nd):
             shp = [1] * nd
             shp[i] = out[i]
-            p = pos[i].reshape(shp)
+            p = (np.arange(out[i]) * strides[i] + k[i] * dilations[i] - pb[i]).reshape(shp)
             lin = lin + p * mults[i]
             valid = valid & ((p >= 0) & (p < sp[i]))
-        if best is None:
-            best = v.copy()
-            bidx = np.where(valid, lin, -1) + np.zeros((n, c) + (1,) * nd, dtype=np.int64)
-            continue
         upd = (v > best) | ((bidx < 0) & valid)
         np.copyto(best, v, where=upd)
         np.copyto(bidx, np.broadcast_to(lin, bidx.shape), where=upd)
-    bidx = bidx + base
-    return best, bidx
+    return best, bidx + base
 
 
 @lru_cache(maxsize=256)

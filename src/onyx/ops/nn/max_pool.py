@@ -8,14 +8,18 @@ from onyx.ops.nn._shapes import pool_rule
 from onyx.ops.registry import op, shape_rule
 
 
-def _run(X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order, want_indices, ctx=None):  # noqa: N803, E501
+def _run(
+    X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order, want_indices, ctx=None
+):  # noqa: N803, E501
     kernel, strides, dilations, pb, pe, out, _ = pool_setup(
         X, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, "MaxPool"
     )
     dtype = X.dtype
     x = X.astype(compute_dtype(dtype), copy=False) if dtype.kind not in "iub" else X
     if want_indices:
-        y, idx = max_pool_with_indices(x, kernel, strides, dilations, pb, pe, out, storage_order)
+        y, idx = max_pool_with_indices(
+            x, kernel, strides, dilations, pb, pe, out, storage_order, getattr(ctx, "stop", None)
+        )
         return back(y, dtype), idx
     threads = int(getattr(ctx, "intra_op_num_threads", 0) or 0) if ctx is not None else 0
     return back(max_pool(x, kernel, strides, dilations, pb, pe, out, threads), dtype)
